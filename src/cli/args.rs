@@ -1,0 +1,599 @@
+//! Command-line parsing, stage one: argv to a plain `RawArgs` with no I/O (lexopt).
+//!
+//! Global flags are accepted anywhere on the line. Every problem is a `UsageError`,
+//! which `cli::run` prints as one line and turns into exit code 2.
+
+use std::ffi::OsString;
+
+use lexopt::prelude::*;
+
+use crate::config::Approval;
+
+/// What the user asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawArgs {
+    pub profile: Option<String>,
+    pub approval: Approval,
+    pub command: Command,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `--help` for a topic (`&[]` is the top level).
+    Help(&'static str),
+    Version,
+    /// `tai status [--json]`: paths, profile, model and vault state.
+    Status {
+        json: bool,
+    },
+    Profile(ProfileCmd),
+    Vault(VaultCmd),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileCmd {
+    List {
+        json: bool,
+    },
+    Add {
+        name: String,
+        model: Option<String>,
+        base_url: Option<String>,
+        api_key_secret: Option<String>,
+    },
+    Use {
+        name: String,
+    },
+    Remove {
+        name: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VaultCmd {
+    SecretSet {
+        name: String,
+    },
+    SecretList {
+        json: bool,
+    },
+    SecretRemove {
+        name: String,
+    },
+    Seal,
+    Unseal,
+    Audit {
+        limit: Option<usize>,
+        json: bool,
+        verify: bool,
+    },
+    RecordGet {
+        id: String,
+    },
+    RecordList {
+        json: bool,
+    },
+}
+
+/// A command line that cannot be run; the message is one line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl From<lexopt::Error> for UsageError {
+    fn from(e: lexopt::Error) -> Self {
+        UsageError(e.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, UsageError>;
+
+/// Parse the arguments after the program name.
+pub fn parse<I>(args: I) -> Result<RawArgs>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    let mut p = Parser {
+        inner: lexopt::Parser::from_args(args),
+        raw: RawGlobals::default(),
+        ctx: "tai",
+    };
+    let command = p.top()?;
+    let RawGlobals {
+        profile,
+        auto,
+        yolo,
+    } = p.raw;
+    let approval = match (auto, yolo) {
+        (true, true) => {
+            return Err(UsageError(
+                "--auto and --yolo cannot be used together".into(),
+            ));
+        }
+        (true, false) => Approval::Auto,
+        (false, true) => Approval::Yolo,
+        (false, false) => Approval::Ask,
+    };
+    Ok(RawArgs {
+        profile,
+        approval,
+        command,
+    })
+}
+
+#[derive(Default)]
+struct RawGlobals {
+    profile: Option<String>,
+    auto: bool,
+    yolo: bool,
+}
+
+struct Parser {
+    inner: lexopt::Parser,
+    raw: RawGlobals,
+    /// The command being parsed, for error messages.
+    ctx: &'static str,
+}
+
+/// One step of the parse after globals are taken out.
+enum Step {
+    Arg(lexopt::Arg<'static>),
+    Help,
+    End,
+}
+
+impl Parser {
+    /// The next argument that is not a global flag.
+    fn next(&mut self) -> Result<Step> {
+        loop {
+            let Some(arg) = self.inner.next()? else {
+                return Ok(Step::End);
+            };
+            match arg {
+                Long("profile") => {
+                    let v = string(self.inner.value()?, "--profile")?;
+                    crate::vault::check_name("profile", &v)
+                        .map_err(|e| UsageError(e.to_string()))?;
+                    self.raw.profile = Some(v);
+                }
+                Long("auto") => self.raw.auto = true,
+                Long("yolo") => self.raw.yolo = true,
+                Short('h') | Long("help") => return Ok(Step::Help),
+                Value(v) => return Ok(Step::Arg(Value(v))),
+                Long(l) => match KNOWN_LONG.iter().find(|k| **k == l) {
+                    Some(k) => return Ok(Step::Arg(Long(k))),
+                    None => {
+                        return Err(UsageError(format!(
+                            "unknown option '--{l}' (see '{}')",
+                            help_cmd(self.ctx)
+                        )));
+                    }
+                },
+                Short(c) => return Ok(Step::Arg(Short(c))),
+            }
+        }
+    }
+
+    fn top(&mut self) -> Result<Command> {
+        match self.next()? {
+            Step::End => Ok(Command::Help("")),
+            Step::Help => Ok(Command::Help("")),
+            Step::Arg(Short('V') | Long("version")) => self.done(Command::Version),
+            Step::Arg(Value(v)) => match string(v, "command")?.as_str() {
+                "status" => {
+                    self.ctx = "status";
+                    self.status()
+                }
+                "profile" => {
+                    self.ctx = "profile";
+                    self.profile()
+                }
+                "vault" => {
+                    self.ctx = "vault";
+                    self.vault()
+                }
+                "help" => self.help_topic(),
+                other => Err(UsageError(format!(
+                    "unknown command '{other}' (see 'tai --help')"
+                ))),
+            },
+            Step::Arg(a) => Err(unexpected(a, "tai")),
+        }
+    }
+
+    fn help_topic(&mut self) -> Result<Command> {
+        let topic = match self.next()? {
+            Step::Arg(Value(v)) => string(v, "topic")?,
+            _ => return Ok(Command::Help("")),
+        };
+        let topic = match topic.as_str() {
+            "status" => "status",
+            "profile" => "profile",
+            "vault" => "vault",
+            other => {
+                return Err(UsageError(format!(
+                    "no help topic '{other}' (see 'tai --help')"
+                )));
+            }
+        };
+        self.done(Command::Help(topic))
+    }
+
+    /// Only globals may follow; then `cmd`.
+    fn done(&mut self, cmd: Command) -> Result<Command> {
+        match self.next()? {
+            Step::End => Ok(cmd),
+            Step::Help => Ok(Command::Help(help_for(&cmd))),
+            Step::Arg(a) => Err(unexpected(a, command_name(&cmd))),
+        }
+    }
+
+    /// Flags `--json` only, then done.
+    fn json_only(&mut self, ctx: &'static str) -> Result<std::result::Result<bool, &'static str>> {
+        let mut json = false;
+        loop {
+            match self.next()? {
+                Step::End => return Ok(Ok(json)),
+                Step::Help => return Ok(Err(ctx)),
+                Step::Arg(Long("json")) => json = true,
+                Step::Arg(a) => return Err(unexpected(a, ctx)),
+            }
+        }
+    }
+
+    fn status(&mut self) -> Result<Command> {
+        Ok(match self.json_only("status")? {
+            Ok(json) => Command::Status { json },
+            Err(topic) => Command::Help(topic),
+        })
+    }
+
+    fn positional(
+        &mut self,
+        what: &str,
+        ctx: &'static str,
+    ) -> Result<std::result::Result<String, &'static str>> {
+        match self.next()? {
+            Step::Arg(Value(v)) => Ok(Ok(string(v, what)?)),
+            Step::Help => Ok(Err(ctx)),
+            Step::End => Err(UsageError(format!(
+                "'tai {ctx}' needs {what} (see 'tai {ctx} --help')"
+            ))),
+            Step::Arg(a) => Err(unexpected(a, ctx)),
+        }
+    }
+
+    fn profile(&mut self) -> Result<Command> {
+        let sub = match self.positional("a subcommand: list, add, use or remove", "profile")? {
+            Ok(s) => s,
+            Err(t) => return Ok(Command::Help(t)),
+        };
+        let cmd = match sub.as_str() {
+            "list" => match self.json_only("profile")? {
+                Ok(json) => ProfileCmd::List { json },
+                Err(t) => return Ok(Command::Help(t)),
+            },
+            "add" => {
+                let Ok(name) = self.positional("a profile NAME", "profile")? else {
+                    return Ok(Command::Help("profile"));
+                };
+                let (mut model, mut base_url, mut api_key_secret) = (None, None, None);
+                loop {
+                    match self.next()? {
+                        Step::End => break,
+                        Step::Help => return Ok(Command::Help("profile")),
+                        Step::Arg(Long("model")) => {
+                            model = Some(string(self.inner.value()?, "--model")?)
+                        }
+                        Step::Arg(Long("base-url")) => {
+                            base_url = Some(string(self.inner.value()?, "--base-url")?)
+                        }
+                        Step::Arg(Long("api-key-secret")) => {
+                            api_key_secret = Some(string(self.inner.value()?, "--api-key-secret")?)
+                        }
+                        Step::Arg(a) => return Err(unexpected(a, "profile add")),
+                    }
+                }
+                ProfileCmd::Add {
+                    name,
+                    model,
+                    base_url,
+                    api_key_secret,
+                }
+            }
+            "use" | "remove" | "rm" => {
+                let Ok(name) = self.positional("a profile NAME", "profile")? else {
+                    return Ok(Command::Help("profile"));
+                };
+                let cmd = if sub == "use" {
+                    ProfileCmd::Use { name }
+                } else {
+                    ProfileCmd::Remove { name }
+                };
+                return self.done(Command::Profile(cmd));
+            }
+            other => {
+                return Err(UsageError(format!(
+                    "unknown profile command '{other}' (see 'tai profile --help')"
+                )));
+            }
+        };
+        Ok(Command::Profile(cmd))
+    }
+
+    fn vault(&mut self) -> Result<Command> {
+        let sub = match self.positional(
+            "a subcommand: secret, seal, unseal, audit or record",
+            "vault",
+        )? {
+            Ok(s) => s,
+            Err(t) => return Ok(Command::Help(t)),
+        };
+        let cmd = match sub.as_str() {
+            "seal" => VaultCmd::Seal,
+            "unseal" => VaultCmd::Unseal,
+            "secret" => {
+                let Ok(action) = self.positional("set, list or rm", "vault")? else {
+                    return Ok(Command::Help("vault"));
+                };
+                match action.as_str() {
+                    "set" | "rm" | "remove" => {
+                        let Ok(name) = self.positional("a secret NAME", "vault")? else {
+                            return Ok(Command::Help("vault"));
+                        };
+                        crate::vault::check_name("secret", &name)
+                            .map_err(|e| UsageError(e.to_string()))?;
+                        if action == "set" {
+                            VaultCmd::SecretSet { name }
+                        } else {
+                            VaultCmd::SecretRemove { name }
+                        }
+                    }
+                    "list" | "ls" => match self.json_only("vault")? {
+                        Ok(json) => return Ok(Command::Vault(VaultCmd::SecretList { json })),
+                        Err(t) => return Ok(Command::Help(t)),
+                    },
+                    other => {
+                        return Err(UsageError(format!(
+                            "unknown secret command '{other}' (see 'tai vault --help')"
+                        )));
+                    }
+                }
+            }
+            "audit" => {
+                let (mut limit, mut json, mut verify) = (None, false, false);
+                loop {
+                    match self.next()? {
+                        Step::End => break,
+                        Step::Help => return Ok(Command::Help("vault")),
+                        Step::Arg(Long("json")) => json = true,
+                        Step::Arg(Long("verify")) => verify = true,
+                        Step::Arg(Long("limit")) => {
+                            let v = string(self.inner.value()?, "--limit")?;
+                            limit = Some(v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(
+                                || {
+                                    UsageError(format!(
+                                        "--limit needs a positive number, not '{v}'"
+                                    ))
+                                },
+                            )?);
+                        }
+                        Step::Arg(a) => return Err(unexpected(a, "vault audit")),
+                    }
+                }
+                return Ok(Command::Vault(VaultCmd::Audit {
+                    limit,
+                    json,
+                    verify,
+                }));
+            }
+            "record" => {
+                let Ok(action) = self.positional("get or list", "vault")? else {
+                    return Ok(Command::Help("vault"));
+                };
+                match action.as_str() {
+                    "get" => {
+                        let Ok(id) = self.positional("a record ID", "vault")? else {
+                            return Ok(Command::Help("vault"));
+                        };
+                        VaultCmd::RecordGet { id }
+                    }
+                    "list" | "ls" => match self.json_only("vault")? {
+                        Ok(json) => return Ok(Command::Vault(VaultCmd::RecordList { json })),
+                        Err(t) => return Ok(Command::Help(t)),
+                    },
+                    other => {
+                        return Err(UsageError(format!(
+                            "unknown record command '{other}' (see 'tai vault --help')"
+                        )));
+                    }
+                }
+            }
+            other => {
+                return Err(UsageError(format!(
+                    "unknown vault command '{other}' (see 'tai vault --help')"
+                )));
+            }
+        };
+        self.done(Command::Vault(cmd))
+    }
+}
+
+fn command_name(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::Help(_) | Command::Version => "tai",
+        Command::Status { .. } => "status",
+        Command::Profile(_) => "profile",
+        Command::Vault(_) => "vault",
+    }
+}
+
+fn help_for(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::Help(t) => t,
+        Command::Version => "",
+        other => command_name(other),
+    }
+}
+
+fn string(v: OsString, what: &str) -> Result<String> {
+    v.into_string()
+        .map_err(|v| UsageError(format!("{what}: {v:?} is not valid UTF-8")))
+}
+
+/// Every long option some command takes; any other is reported where it is met.
+const KNOWN_LONG: &[&str] = &[
+    "version",
+    "json",
+    "model",
+    "base-url",
+    "api-key-secret",
+    "limit",
+    "verify",
+];
+
+fn help_cmd(ctx: &str) -> String {
+    if ctx == "tai" {
+        "tai --help".to_string()
+    } else {
+        format!("tai {ctx} --help")
+    }
+}
+
+fn unexpected(arg: lexopt::Arg<'_>, ctx: &str) -> UsageError {
+    let help = help_cmd(ctx);
+    UsageError(match arg {
+        Long(l) => format!("unknown option '--{l}' (see '{help}')"),
+        Short(c) => format!("unknown option '-{c}' (see '{help}')"),
+        Value(v) => format!(
+            "unexpected argument '{}' (see '{help}')",
+            v.to_string_lossy()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(args: &[&str]) -> RawArgs {
+        parse(args.iter().copied()).unwrap_or_else(|e| panic!("{args:?}: {}", e.0))
+    }
+
+    fn err(args: &[&str]) -> String {
+        parse(args.iter().copied())
+            .expect_err(&format!("{args:?} should fail"))
+            .0
+    }
+
+    #[test]
+    fn commands_parse() {
+        let table: &[(&[&str], Command)] = &[
+            (&[], Command::Help("")),
+            (&["--help"], Command::Help("")),
+            (&["-V"], Command::Version),
+            (&["--version"], Command::Version),
+            (&["status", "--json"], Command::Status { json: true }),
+            (&["status", "--help"], Command::Help("status")),
+            (&["help", "vault"], Command::Help("vault")),
+            (
+                &["profile", "list"],
+                Command::Profile(ProfileCmd::List { json: false }),
+            ),
+            (&["profile", "--help"], Command::Help("profile")),
+            (
+                &["profile", "use", "work"],
+                Command::Profile(ProfileCmd::Use {
+                    name: "work".into(),
+                }),
+            ),
+            (
+                &[
+                    "profile",
+                    "add",
+                    "w",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    "http://x/v1",
+                ],
+                Command::Profile(ProfileCmd::Add {
+                    name: "w".into(),
+                    model: Some("m".into()),
+                    base_url: Some("http://x/v1".into()),
+                    api_key_secret: None,
+                }),
+            ),
+            (
+                &["vault", "secret", "set", "gh"],
+                Command::Vault(VaultCmd::SecretSet { name: "gh".into() }),
+            ),
+            (
+                &["vault", "secret", "list", "--json"],
+                Command::Vault(VaultCmd::SecretList { json: true }),
+            ),
+            (
+                &["vault", "audit", "--limit", "5", "--verify"],
+                Command::Vault(VaultCmd::Audit {
+                    limit: Some(5),
+                    json: false,
+                    verify: true,
+                }),
+            ),
+            (
+                &["vault", "record", "get", "rec_1"],
+                Command::Vault(VaultCmd::RecordGet { id: "rec_1".into() }),
+            ),
+            (&["vault", "seal", "--help"], Command::Help("vault")),
+        ];
+        for (args, want) in table {
+            assert_eq!(ok(args).command, *want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn globals_anywhere() {
+        let a = ok(&["vault", "--profile", "work", "seal", "--yolo"]);
+        assert_eq!(
+            (a.profile.as_deref(), a.approval),
+            (Some("work"), Approval::Yolo)
+        );
+        assert_eq!(ok(&["--auto", "status"]).approval, Approval::Auto);
+        assert_eq!(ok(&["status"]).approval, Approval::Ask);
+    }
+
+    #[test]
+    fn usage_errors_are_one_clear_line() {
+        let table: &[(&[&str], &str)] = &[
+            (&["--frobnicate"], "unknown option '--frobnicate'"),
+            (&["-x"], "unknown option '-x'"),
+            (&["launch"], "unknown command 'launch'"),
+            (&["--profile"], "missing argument for option '--profile'"),
+            (&["--profile", "bad name"], "invalid profile name"),
+            (&["--auto", "--yolo", "status"], "cannot be used together"),
+            (
+                &["vault", "audit", "--limit", "0"],
+                "--limit needs a positive number",
+            ),
+            (
+                &["vault", "audit", "--limit", "x"],
+                "--limit needs a positive number",
+            ),
+            (&["vault", "secret", "set"], "needs a secret NAME"),
+            (&["vault", "secret", "set", "a b"], "invalid secret name"),
+            (
+                &["vault", "secret", "set", "x", "value"],
+                "unexpected argument 'value'",
+            ),
+            (&["vault"], "needs a subcommand"),
+            (&["profile", "nuke"], "unknown profile command 'nuke'"),
+            (&["status", "extra"], "unexpected argument 'extra'"),
+            (&["--version", "status"], "unexpected argument 'status'"),
+        ];
+        for (args, want) in table {
+            let e = err(args);
+            assert!(e.contains(want), "{args:?}: {e:?} should contain {want:?}");
+            assert!(!e.contains('\n'), "{args:?}: {e:?} is more than one line");
+        }
+    }
+}

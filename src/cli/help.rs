@@ -1,0 +1,86 @@
+//! `--help` texts, one per topic, written to teach.
+
+pub fn text(topic: &str) -> &'static str {
+    match topic {
+        "status" => STATUS,
+        "profile" => PROFILE,
+        "vault" => VAULT,
+        _ => TOP,
+    }
+}
+
+const TOP: &str = "\
+tai — a terminal AI agent with a complete MCP layer
+
+Usage: tai [OPTIONS] <COMMAND>
+
+Commands:
+  status            Show where tai keeps its files, the current profile and model, the vault state
+  profile           Manage profiles (which MCP servers are on, model overrides)
+  vault             Secrets, the seal, the audit trail and spilled records
+  help <COMMAND>    Show help for a command
+
+Options (anywhere on the line):
+      --profile NAME  Use this profile for this run (else TAI_PROFILE, `tai profile use`, config)
+      --auto          Approve tool calls, printing one line for each
+      --yolo          Approve tool calls silently
+  -h, --help          Show help (also after any command: `tai vault --help`)
+  -V, --version       Show the version
+
+Files:
+  config   $TAI_CONFIG, else $XDG_CONFIG_HOME/tai/config.toml, else ~/.config/tai/config.toml
+  vault    $TAI_HOME/vault.db, else $XDG_DATA_HOME/tai/vault.db, else ~/.local/share/tai/vault.db
+
+Environment:
+  TAI_HOME TAI_CONFIG TAI_PROFILE TAI_BASE_URL TAI_MODEL TAI_API_KEY TAI_VAULT_PASSPHRASE
+
+Exit codes: 0 success, 1 failure, 2 bad command line.
+";
+
+const STATUS: &str = "\
+Show tai's paths, current profile, model settings and vault state.
+
+Usage: tai status [--json]
+
+      --json    One JSON object, for scripts
+";
+
+const PROFILE: &str = "\
+Profiles choose which MCP servers are enabled and may override the model settings.
+The current profile is, first to last: --profile, TAI_PROFILE, `tai profile use`,
+`profile = ...` in config.toml, `default`.
+
+Usage:
+  tai profile list [--json]
+  tai profile add NAME [--model M] [--base-url URL] [--api-key-secret SECRET]
+  tai profile use NAME
+  tai profile remove NAME
+
+Profiles may also be written in config.toml:
+
+  [profiles.work]
+  model = \"qwen3:32b\"
+  base_url = \"http://gpu-box:11434/v1\"
+  api_key_secret = \"work-key\"     # the name of a vault secret
+
+Removing a profile also removes its server enablements.
+";
+
+const VAULT: &str = "\
+The vault is tai's SQLite file: secrets, MCP servers, the audit trail, spilled records.
+
+Usage:
+  tai vault secret set NAME      Read the value from stdin, or ask without echo on a terminal
+  tai vault secret list [--json] Names only; values are never printed
+  tai vault secret rm NAME
+  tai vault seal                 Encrypt secret values and server headers at rest
+  tai vault unseal               Store them in plain text again
+  tai vault audit [--limit N] [--json] [--verify]
+                                 Show the audit trail; --verify checks its hash chain
+  tai vault record list [--json] Spilled tool results, newest first
+  tai vault record get ID        Print one spilled result
+
+The seal uses XChaCha20-Poly1305 under a key derived with Argon2id from a passphrase:
+TAI_VAULT_PASSPHRASE, or asked on the terminal. A value is never accepted on the command
+line, where other users could read it in the process list.
+";

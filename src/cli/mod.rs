@@ -1,0 +1,159 @@
+//! The command line: parse (`args`), resolve the config, dispatch, and map errors to exit codes.
+//!
+//! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run.
+
+pub mod args;
+mod help;
+mod profile_cmd;
+mod render;
+mod vault_cmd;
+
+use std::fmt;
+
+use crate::config::{self, Config, FlagSettings, Paths};
+use crate::vault::{self, Store};
+use args::{Command, RawArgs};
+pub use render::out;
+
+/// tai's version, from Cargo.toml.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A failed command: one message for stderr.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<vault::Error> for Failure {
+    fn from(e: vault::Error) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+pub type Result<T = ()> = std::result::Result<T, Failure>;
+
+/// Run tai with the process's arguments; returns the exit code.
+pub fn run() -> i32 {
+    let raw = match args::parse(std::env::args_os().skip(1)) {
+        Ok(raw) => raw,
+        Err(e) => {
+            eprintln!("tai: {}", e.0);
+            return 2;
+        }
+    };
+    match execute(raw) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("tai: {e}");
+            1
+        }
+    }
+}
+
+fn execute(raw: RawArgs) -> Result {
+    let load = || Context::load(&raw);
+    match &raw.command {
+        Command::Help(topic) => Ok(out(help::text(topic))?),
+        Command::Version => Ok(out(&format!("tai {VERSION}\n"))?),
+        Command::Status { json } => status(&load()?, *json),
+        Command::Profile(cmd) => profile_cmd::run(&mut load()?, cmd),
+        Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
+    }
+}
+
+/// What every command past `--help`/`--version` has: the resolved config and the open vault.
+pub struct Context {
+    pub config: Config,
+    pub store: Store,
+    pub file: Option<config::ConfigFile>,
+}
+
+impl Context {
+    fn load(raw: &RawArgs) -> Result<Context> {
+        let paths = Paths::from_env(&config::process_env).map_err(Failure)?;
+        let file =
+            config::read_file(&paths.config).map_err(|e| Failure(format!("config error: {e}")))?;
+        let store = Store::open(&paths.home.join("vault.db"))?;
+        let current = store.meta_text("current_profile")?;
+        let rows = store.profiles()?;
+        let flags = FlagSettings {
+            profile: raw.profile.clone(),
+            approval: raw.approval,
+        };
+        let config = config::resolve(
+            &paths,
+            file.as_ref(),
+            &config::process_env,
+            &flags,
+            current.as_deref(),
+            |name| rows.iter().find(|r| r.name == name).cloned(),
+        );
+        Ok(Context {
+            config,
+            store,
+            file,
+        })
+    }
+
+    /// Unlock a sealed vault with `TAI_VAULT_PASSPHRASE` or a terminal prompt.
+    pub fn unlock(&mut self) -> Result {
+        if !self.store.is_sealed()? {
+            return Ok(());
+        }
+        let passphrase = match config::process_env("TAI_VAULT_PASSPHRASE") {
+            Some(p) => p,
+            None if crate::term::has_tty() => crate::term::read_hidden("Vault passphrase: ")?,
+            None => return Err(vault::Error::Locked.into()),
+        };
+        Ok(self.store.unlock(&passphrase)?)
+    }
+}
+
+fn status(ctx: &Context, json: bool) -> Result {
+    let c = &ctx.config;
+    let sealed = ctx.store.is_sealed()?;
+    let secrets = ctx.store.secret_names()?.len();
+    let version = ctx.store.schema_version()?;
+    if json {
+        let v = serde_json::json!({
+            "version": VERSION,
+            "config": c,
+            "vault": { "path": c.vault_path, "schema_version": version, "sealed": sealed, "secrets": secrets },
+        });
+        return Ok(out(&format!("{v:#}\n"))?);
+    }
+    let model = c
+        .model
+        .clone()
+        .unwrap_or_else(|| "(not set: TAI_MODEL, or `tai profile add NAME --model M`)".into());
+    let key = match &c.api_key {
+        config::ApiKeySource::None => "none".to_string(),
+        config::ApiKeySource::Env => "from TAI_API_KEY".to_string(),
+        config::ApiKeySource::Secret(name) => format!("vault secret {name:?}"),
+    };
+    let text = format!(
+        "tai {VERSION}\nconfig    {}{}\nvault     {} (schema v{version}, {}, {secrets} secret{})\nprofile   {}\nendpoint  {}\nmodel     {model}\napi key   {key}\n",
+        c.config_path.display(),
+        if c.config_file_exists {
+            ""
+        } else {
+            " (not present; defaults apply)"
+        },
+        c.vault_path.display(),
+        if sealed { "sealed" } else { "unsealed" },
+        if secrets == 1 { "" } else { "s" },
+        c.profile,
+        c.base_url,
+    );
+    Ok(out(&text)?)
+}

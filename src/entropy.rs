@@ -1,0 +1,39 @@
+//! Random bytes from the kernel (`/dev/urandom`), for nonces, salts and ids.
+
+use std::io::Read;
+
+/// `N` random bytes. The kernel's CSPRNG never blocks once seeded; failing to read it
+/// means the system is unusable for cryptography, which is reported, not ignored.
+pub fn bytes<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut out = [0u8; N];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut out)?;
+    Ok(out)
+}
+
+/// Lower-case hex of `data`.
+pub fn hex(data: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(data.len() * 2);
+    for b in data {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// A random id of 16 bytes as 32 hex characters.
+pub fn id() -> std::io::Result<String> {
+    Ok(hex(&bytes::<16>()?))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_and_ids() {
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        let a = super::id().unwrap();
+        let b = super::id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,21 @@
+//! tai: a terminal AI agent whose heart is a complete MCP layer in both directions.
+//!
+//! Reading order, with what each module owns:
+//!
+//! - [`cli`]: argv → `RawArgs` (no I/O) → `Config` → one command; exit codes.
+//! - [`config`]: the config file, the environment and the flags resolved into `Config`.
+//! - [`vault`]: the SQLite store — schema and migrations, secrets and the seal,
+//!   redaction, spilled records, the hash-chained audit trail, profiles.
+//! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
+//! - [`term`]: the controlling terminal (hidden input).
+//! - [`entropy`]: random bytes for nonces, salts and ids.
+//!
+//! Invariants (see docs/ARCHITECTURE.md): no threads, every wait has a deadline, pure
+//! protocol cores with few I/O owners, nothing lost and no secret leaked.
+
+pub mod cli;
+pub mod config;
+pub mod entropy;
+pub mod mcp;
+pub mod term;
+pub mod vault;

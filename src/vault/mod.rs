@@ -1,0 +1,739 @@
+//! The vault: tai's one SQLite file (`$TAI_HOME/vault.db`) and the `Store` that owns it.
+//!
+//! Opening never overwrites a file that is not a tai vault; the schema is migrated
+//! forward by `PRAGMA user_version`; every multi-row change is one transaction. While the
+//! seal is on, secret values and `mcp_servers.headers_json` are stored only as sealed
+//! BLOBs (see `seal`), and SQLite's `secure_delete` keeps freed pages from holding old
+//! plaintext.
+
+pub mod audit;
+pub mod redact;
+pub mod schema;
+pub mod seal;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use redact::Secret;
+use seal::{KdfParams, SealKey};
+
+/// Everything that can go wrong with the vault, each with what to do next.
+#[derive(Debug)]
+pub enum Error {
+    /// The file exists but is not an SQLite database tai can use.
+    NotAVault {
+        path: PathBuf,
+        detail: String,
+    },
+    /// Made by a newer tai.
+    TooNew {
+        path: PathBuf,
+        found: u32,
+    },
+    /// The vault is sealed and no passphrase was given.
+    Locked,
+    /// The passphrase does not open the seal.
+    WrongPassphrase,
+    /// A sealed value failed authentication.
+    Tampered {
+        what: String,
+    },
+    /// A name or value the caller passed is not acceptable.
+    Invalid(String),
+    /// Something asked for does not exist.
+    NotFound(String),
+    Sql {
+        context: &'static str,
+        detail: String,
+    },
+    Io {
+        context: String,
+        detail: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotAVault { path, detail } => write!(
+                f,
+                "{} is not a tai vault ({detail}); it was left untouched. Move it aside or set TAI_HOME to another directory",
+                path.display()
+            ),
+            Error::TooNew { path, found } => write!(
+                f,
+                "{} has schema version {found}, newer than this tai understands ({}); upgrade tai",
+                path.display(),
+                schema::LATEST
+            ),
+            Error::Locked => write!(
+                f,
+                "the vault is sealed: set TAI_VAULT_PASSPHRASE or run in a terminal to be asked for the passphrase"
+            ),
+            Error::WrongPassphrase => write!(f, "wrong vault passphrase"),
+            Error::Tampered { what } => write!(
+                f,
+                "{what} failed authentication: the sealed value was altered or corrupted"
+            ),
+            Error::Invalid(m) | Error::NotFound(m) => f.write_str(m),
+            Error::Sql { context, detail } => write!(f, "vault: {context}: {detail}"),
+            Error::Io { context, detail } => write!(f, "{context}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
+    move |e| Error::Sql {
+        context,
+        detail: e.to_string(),
+    }
+}
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
+    move |e| Error::Io {
+        context,
+        detail: e.to_string(),
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Names of secrets, profiles and servers: `[A-Za-z0-9_.-]`, 1 to 64 characters.
+pub fn check_name(kind: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!(
+            "invalid {kind} name {name:?}: use 1 to 64 of A-Z a-z 0-9 _ . -"
+        )))
+    }
+}
+
+/// A profile row stored in the vault.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ProfileRow {
+    pub name: String,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_secret: Option<String>,
+}
+
+/// A spilled result.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Record {
+    pub id: String,
+    pub source: String,
+    pub size: i64,
+    pub created: i64,
+    pub content: String,
+}
+
+/// The open vault.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    key: Option<SealKey>,
+    /// Values resolved from `${VAR}` in this process, scrubbed like vault secrets.
+    resolved: Vec<Secret>,
+}
+
+impl Store {
+    /// Open (creating when absent) the vault at `path`, migrating it to the latest schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir(dir)?;
+        }
+        create_private_file(path)?;
+        let conn = Connection::open(path).map_err(|e| Error::NotAVault {
+            path: path.into(),
+            detail: e.to_string(),
+        })?;
+        // A read first: on a file that is not SQLite this fails before anything is written.
+        let version: u32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .and_then(|v| {
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+                Ok(v)
+            })
+            .map_err(|e| Error::NotAVault {
+                path: path.into(),
+                detail: e.to_string(),
+            })?;
+        if version > schema::LATEST {
+            return Err(Error::TooNew {
+                path: path.into(),
+                found: version,
+            });
+        }
+        if version > 0 {
+            let has_meta: bool = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = 'meta'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(sql("reading the schema"))?;
+            if !has_meta {
+                return Err(Error::NotAVault {
+                    path: path.into(),
+                    detail: format!(
+                        "an SQLite database with user_version {version} but no tai tables"
+                    ),
+                });
+            }
+        }
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; PRAGMA busy_timeout = 5000;",
+        )
+        .map_err(sql("setting pragmas"))?;
+        let mut store = Store {
+            conn,
+            path: path.into(),
+            key: None,
+            resolved: Vec::new(),
+        };
+        store.migrate(version)?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self, from: u32) -> Result<()> {
+        for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
+            let tx = self
+                .conn
+                .transaction()
+                .map_err(sql("starting a migration"))?;
+            tx.execute_batch(step)
+                .map_err(sql("migrating the schema"))?;
+            tx.pragma_update(None, "user_version", i as u32 + 1)
+                .map_err(sql("migrating the schema"))?;
+            tx.commit().map_err(sql("migrating the schema"))?;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The raw connection, for the modules that own other tables (MCP servers, tools).
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    pub fn schema_version(&self) -> Result<u32> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql("reading user_version"))
+    }
+
+    // ---- meta -------------------------------------------------------------------------
+
+    pub fn meta_get(&self, key: &str) -> Result<Option<Value>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sql("reading meta"))
+    }
+
+    pub fn meta_text(&self, key: &str) -> Result<Option<String>> {
+        Ok(match self.meta_get(key)? {
+            Some(Value::Text(t)) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn meta_set(&self, key: &str, value: impl rusqlite::ToSql) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .map_err(sql("writing meta"))?;
+        Ok(())
+    }
+
+    // ---- seal -------------------------------------------------------------------------
+
+    /// Whether the seal is on.
+    pub fn is_sealed(&self) -> Result<bool> {
+        Ok(self.meta_get("seal_check")?.is_some())
+    }
+
+    /// Derive the key from `passphrase` and check it against the vault. Needed before
+    /// reading or writing secrets and headers of a sealed vault.
+    pub fn unlock(&mut self, passphrase: &str) -> Result<()> {
+        let (Some(Value::Blob(salt)), Some(params), Some(Value::Blob(check))) = (
+            self.meta_get("seal_salt")?,
+            self.meta_text("seal_kdf")?
+                .as_deref()
+                .and_then(KdfParams::decode),
+            self.meta_get("seal_check")?,
+        ) else {
+            return Err(Error::Invalid("the vault is not sealed".into()));
+        };
+        let key = SealKey::derive(passphrase, &salt, params).map_err(Error::Invalid)?;
+        match key.open(&check, "meta:seal_check") {
+            Ok(plain) if plain == seal::CHECK_PLAINTEXT => {
+                self.key = Some(key);
+                Ok(())
+            }
+            _ => Err(Error::WrongPassphrase),
+        }
+    }
+
+    /// Turn the seal on: every secret and header value is re-encrypted in one transaction,
+    /// then the WAL is checkpointed and the file vacuumed so no plaintext page remains.
+    pub fn seal(&mut self, passphrase: &str, params: KdfParams) -> Result<()> {
+        if self.is_sealed()? {
+            return Err(Error::Invalid("the vault is already sealed".into()));
+        }
+        if passphrase.is_empty() {
+            return Err(Error::Invalid("the passphrase must not be empty".into()));
+        }
+        let salt = crate::entropy::bytes::<16>().map_err(io("reading random bytes".into()))?;
+        let key = SealKey::derive(passphrase, &salt, params).map_err(Error::Invalid)?;
+        let check = key
+            .seal(seal::CHECK_PLAINTEXT, "meta:seal_check")
+            .map_err(io("sealing".into()))?;
+        let tx = self.conn.transaction().map_err(sql("sealing"))?;
+        rewrite_sealable(&tx, |aad, v| match v {
+            Value::Text(t) => key
+                .seal(t.as_bytes(), aad)
+                .map(Value::Blob)
+                .map_err(io("sealing".into())),
+            _ => Err(Error::Invalid(format!(
+                "{aad} is already sealed in an unsealed vault"
+            ))),
+        })?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('seal_salt', ?1)",
+            [&salt[..]],
+        )
+        .map_err(sql("sealing"))?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('seal_kdf', ?1)",
+            [params.encode()],
+        )
+        .map_err(sql("sealing"))?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('seal_check', ?1)",
+            [check],
+        )
+        .map_err(sql("sealing"))?;
+        tx.commit().map_err(sql("sealing"))?;
+        self.key = Some(key);
+        self.scrub_files()
+    }
+
+    /// Turn the seal off (the vault must be unlocked): values go back to plain text.
+    pub fn unseal(&mut self) -> Result<()> {
+        if !self.is_sealed()? {
+            return Err(Error::Invalid("the vault is not sealed".into()));
+        }
+        let key = self.key.as_ref().ok_or(Error::Locked)?;
+        let tx = self.conn.transaction().map_err(sql("unsealing"))?;
+        rewrite_sealable(&tx, |aad, v| match v {
+            Value::Blob(b) => open_text(key, &b, aad).map(Value::Text),
+            _ => Err(Error::Invalid(format!(
+                "{aad} is stored unsealed in a sealed vault"
+            ))),
+        })?;
+        tx.execute(
+            "DELETE FROM meta WHERE key IN ('seal_salt', 'seal_kdf', 'seal_check')",
+            [],
+        )
+        .map_err(sql("unsealing"))?;
+        tx.commit().map_err(sql("unsealing"))?;
+        self.key = None;
+        self.scrub_files()
+    }
+
+    /// Push every page through the main file and empty the WAL, then rebuild the file.
+    fn scrub_files(&self) -> Result<()> {
+        self.conn
+            .execute_batch(
+                "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .map_err(sql("compacting the vault"))
+    }
+
+    /// Encode a value for a sealable column: sealed BLOB when the seal is on, else text.
+    pub fn seal_value(&self, aad: &str, plain: &str) -> Result<Value> {
+        if !self.is_sealed()? {
+            return Ok(Value::Text(plain.into()));
+        }
+        let key = self.key.as_ref().ok_or(Error::Locked)?;
+        key.seal(plain.as_bytes(), aad)
+            .map(Value::Blob)
+            .map_err(io("sealing".into()))
+    }
+
+    /// Decode a value read from a sealable column.
+    pub fn open_value(&self, aad: &str, stored: Value) -> Result<String> {
+        match (stored, self.is_sealed()?) {
+            (Value::Text(t), false) => Ok(t),
+            (Value::Blob(b), true) => open_text(self.key.as_ref().ok_or(Error::Locked)?, &b, aad),
+            (Value::Null, _) => Err(Error::NotFound(format!("{aad} has no value"))),
+            _ => Err(Error::Tampered { what: aad.into() }),
+        }
+    }
+
+    // ---- secrets ----------------------------------------------------------------------
+
+    pub fn secret_set(&self, name: &str, value: &str) -> Result<()> {
+        check_name("secret", name)?;
+        if value.is_empty() {
+            return Err(Error::Invalid("a secret value must not be empty".into()));
+        }
+        let stored = self.seal_value(&format!("secret:{name}"), value)?;
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO secrets(name, value, updated) VALUES (?1, ?2, ?3)",
+                params![name, stored, now_ms()],
+            )
+            .map_err(sql("storing a secret"))?;
+        Ok(())
+    }
+
+    pub fn secret_get(&self, name: &str) -> Result<Option<String>> {
+        let stored: Option<Value> = self
+            .conn
+            .query_row("SELECT value FROM secrets WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql("reading a secret"))?;
+        stored
+            .map(|v| self.open_value(&format!("secret:{name}"), v))
+            .transpose()
+    }
+
+    pub fn secret_names(&self) -> Result<Vec<String>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT name FROM secrets ORDER BY name")
+            .map_err(sql("listing secrets"))?;
+        let names = st
+            .query_map([], |r| r.get(0))
+            .map_err(sql("listing secrets"))?;
+        names
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sql("listing secrets"))
+    }
+
+    pub fn secret_remove(&self, name: &str) -> Result<()> {
+        let n = self
+            .conn
+            .execute("DELETE FROM secrets WHERE name = ?1", [name])
+            .map_err(sql("removing a secret"))?;
+        if n == 0 {
+            return Err(Error::NotFound(format!(
+                "no secret named {name:?} (see `tai vault secret list`)"
+            )));
+        }
+        Ok(())
+    }
+
+    // ---- redaction --------------------------------------------------------------------
+
+    /// Add values resolved from `${VAR}` in this process to the redaction set.
+    pub fn add_resolved(&mut self, name: &str, value: &str) {
+        if !value.is_empty() && !self.resolved.iter().any(|s| s.value == value) {
+            self.resolved.push(Secret {
+                name: name.into(),
+                value: value.into(),
+            });
+        }
+    }
+
+    /// Every known secret value: the vault's secrets and the values resolved in this process.
+    pub fn redaction_set(&self) -> Result<Vec<Secret>> {
+        let mut set = self.resolved.clone();
+        for name in self.secret_names()? {
+            if let Some(value) = self.secret_get(&name)? {
+                set.push(Secret { name, value });
+            }
+        }
+        Ok(set)
+    }
+
+    /// Replace every known secret value in `text` with a marker naming it. Fails closed:
+    /// on a sealed vault that is not unlocked the values are unknown, so this is an error.
+    pub fn redact(&self, text: &str) -> Result<String> {
+        Ok(redact::redact(text, &self.redaction_set()?))
+    }
+
+    // ---- records ----------------------------------------------------------------------
+
+    /// Store a whole result; returns its id.
+    pub fn record_put(&self, source: &str, content: &str) -> Result<String> {
+        let id = format!(
+            "rec_{}",
+            crate::entropy::id().map_err(io("reading random bytes".into()))?
+        );
+        self.conn
+            .execute(
+                "INSERT INTO records(id, source, size, created, content) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, source, content.len() as i64, now_ms(), content],
+            )
+            .map_err(sql("storing a record"))?;
+        Ok(id)
+    }
+
+    pub fn record_get(&self, id: &str) -> Result<Record> {
+        self.conn
+            .query_row(
+                "SELECT id, source, size, created, content FROM records WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(Record {
+                        id: r.get(0)?,
+                        source: r.get(1)?,
+                        size: r.get(2)?,
+                        created: r.get(3)?,
+                        content: r.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql("reading a record"))?
+            .ok_or_else(|| Error::NotFound(format!("no record {id:?}")))
+    }
+
+    /// Records newest first, without their content.
+    pub fn record_list(&self, limit: usize) -> Result<Vec<Record>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT id, source, size, created FROM records ORDER BY created DESC, id LIMIT ?1",
+            )
+            .map_err(sql("listing records"))?;
+        let rows = st
+            .query_map([limit as i64], |r| {
+                Ok(Record {
+                    id: r.get(0)?,
+                    source: r.get(1)?,
+                    size: r.get(2)?,
+                    created: r.get(3)?,
+                    content: String::new(),
+                })
+            })
+            .map_err(sql("listing records"))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(sql("listing records"))
+    }
+
+    // ---- audit ------------------------------------------------------------------------
+
+    /// Append one event, chained to the previous row.
+    pub fn audit(&mut self, event: audit::Event) -> Result<i64> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(sql("appending to the audit trail"))?;
+        let (prev_id, prev_hash): (i64, String) = tx
+            .query_row(
+                "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql("appending to the audit trail"))?
+            .unwrap_or((0, String::new()));
+        let id = prev_id + 1;
+        let time = now_ms();
+        let hash = audit::chain_hash(&prev_hash, id, time, &event);
+        tx.execute(
+            "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                id, time, event.kind, event.subject, event.arg_digest, event.outcome,
+                event.duration_ms, event.size, event.detail, hash
+            ],
+        )
+        .map_err(sql("appending to the audit trail"))?;
+        tx.commit().map_err(sql("appending to the audit trail"))?;
+        Ok(id)
+    }
+
+    /// The newest `limit` rows (all when `None`), oldest first.
+    pub fn audit_rows(&self, limit: Option<usize>) -> Result<Vec<audit::Row>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT * FROM (SELECT id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash
+                 FROM audit ORDER BY id DESC LIMIT ?1) ORDER BY id",
+            )
+            .map_err(sql("reading the audit trail"))?;
+        let limit = limit.map_or(-1, |n| n as i64);
+        let rows = st
+            .query_map([limit], |r| {
+                Ok(audit::Row {
+                    id: r.get(0)?,
+                    time: r.get(1)?,
+                    event: audit::Event {
+                        kind: r.get(2)?,
+                        subject: r.get(3)?,
+                        arg_digest: r.get(4)?,
+                        outcome: r.get(5)?,
+                        duration_ms: r.get(6)?,
+                        size: r.get(7)?,
+                        detail: r.get(8)?,
+                    },
+                    hash: r.get(9)?,
+                })
+            })
+            .map_err(sql("reading the audit trail"))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(sql("reading the audit trail"))
+    }
+
+    // ---- profiles ---------------------------------------------------------------------
+
+    pub fn profiles(&self) -> Result<Vec<ProfileRow>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT name, model, base_url, api_key_secret FROM profiles ORDER BY name")
+            .map_err(sql("listing profiles"))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(ProfileRow {
+                    name: r.get(0)?,
+                    model: r.get(1)?,
+                    base_url: r.get(2)?,
+                    api_key_secret: r.get(3)?,
+                })
+            })
+            .map_err(sql("listing profiles"))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(sql("listing profiles"))
+    }
+
+    pub fn profile_add(&self, p: &ProfileRow) -> Result<()> {
+        check_name("profile", &p.name)?;
+        let n = self
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO profiles(name, model, base_url, api_key_secret, created) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![p.name, p.model, p.base_url, p.api_key_secret, now_ms()],
+            )
+            .map_err(sql("adding a profile"))?;
+        if n == 0 {
+            return Err(Error::Invalid(format!(
+                "profile {:?} already exists",
+                p.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Remove a profile and its server enablements in one transaction.
+    pub fn profile_remove(&mut self, name: &str) -> Result<()> {
+        let tx = self.conn.transaction().map_err(sql("removing a profile"))?;
+        let n = tx
+            .execute("DELETE FROM profiles WHERE name = ?1", [name])
+            .map_err(sql("removing a profile"))?;
+        if n == 0 {
+            return Err(Error::NotFound(format!(
+                "no stored profile named {name:?} (see `tai profile list`)"
+            )));
+        }
+        tx.execute("DELETE FROM mcp_server_profiles WHERE profile = ?1", [name])
+            .map_err(sql("removing a profile"))?;
+        tx.execute(
+            "DELETE FROM meta WHERE key = 'current_profile' AND value = ?1",
+            [name],
+        )
+        .map_err(sql("removing a profile"))?;
+        tx.commit().map_err(sql("removing a profile"))
+    }
+}
+
+/// Apply `f` to every sealable value (secret values, server headers) inside `tx`.
+fn rewrite_sealable(
+    tx: &rusqlite::Transaction<'_>,
+    mut f: impl FnMut(&str, Value) -> Result<Value>,
+) -> Result<()> {
+    let read = |q: &str| -> Result<Vec<(String, Value)>> {
+        let mut st = tx.prepare(q).map_err(sql("reading sealable values"))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql("reading sealable values"))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(sql("reading sealable values"))
+    };
+    for (name, v) in read("SELECT name, value FROM secrets")? {
+        let new = f(&format!("secret:{name}"), v)?;
+        tx.execute(
+            "UPDATE secrets SET value = ?1 WHERE name = ?2",
+            params![new, name],
+        )
+        .map_err(sql("rewriting a secret"))?;
+    }
+    for (name, v) in
+        read("SELECT name, headers_json FROM mcp_servers WHERE headers_json IS NOT NULL")?
+    {
+        let new = f(&format!("headers:{name}"), v)?;
+        tx.execute(
+            "UPDATE mcp_servers SET headers_json = ?1 WHERE name = ?2",
+            params![new, name],
+        )
+        .map_err(sql("rewriting server headers"))?;
+    }
+    Ok(())
+}
+
+fn open_text(key: &SealKey, sealed: &[u8], aad: &str) -> Result<String> {
+    let plain = key
+        .open(sealed, aad)
+        .map_err(|_| Error::Tampered { what: aad.into() })?;
+    String::from_utf8(plain).map_err(|_| Error::Tampered { what: aad.into() })
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io(format!("creating {}", dir.display())))
+}
+
+/// Create the file 0600 if it does not exist; an existing file is left exactly as it is.
+fn create_private_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io(format!("creating {}", path.display()))(e)),
+    }
+}

@@ -1,0 +1,106 @@
+//! The vault schema as an ordered list of migrations; `PRAGMA user_version` counts those applied.
+
+/// Migration `i` takes a vault from `user_version = i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[V1];
+
+/// The version a fully migrated vault has.
+pub const LATEST: u32 = MIGRATIONS.len() as u32;
+
+/// The tables the contract names, in the order `docs/mcp.md` lists them.
+pub const MCP_TABLES: &[&str] = &[
+    "mcp_servers",
+    "mcp_server_profiles",
+    "mcp_tool_pins",
+    "mcp_server_tools",
+];
+
+/// Every table of the vault.
+pub const ALL_TABLES: &[&str] = &[
+    "mcp_servers",
+    "mcp_server_profiles",
+    "mcp_tool_pins",
+    "mcp_server_tools",
+    "secrets",
+    "records",
+    "audit",
+    "profiles",
+    "meta",
+];
+
+const V1: &str = r#"
+CREATE TABLE mcp_servers (
+    name         TEXT PRIMARY KEY,
+    transport    TEXT NOT NULL,
+    command      TEXT,
+    args_json    TEXT,
+    env_json     TEXT,
+    url          TEXT,
+    headers_json TEXT,   -- a BLOB (sealed) while the vault seal is on
+    cwd          TEXT,
+    allow_json   TEXT,
+    deny_json    TEXT,
+    source       TEXT NOT NULL,
+    created      INTEGER NOT NULL,
+    updated      INTEGER NOT NULL
+);
+CREATE TABLE mcp_server_profiles (
+    server  TEXT NOT NULL REFERENCES mcp_servers(name) ON DELETE CASCADE,
+    profile TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    PRIMARY KEY (server, profile)
+);
+CREATE TABLE mcp_tool_pins (
+    server  TEXT NOT NULL REFERENCES mcp_servers(name) ON DELETE CASCADE,
+    tool    TEXT NOT NULL,
+    hash    TEXT NOT NULL,
+    updated INTEGER NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+CREATE TABLE mcp_server_tools (
+    server      TEXT NOT NULL REFERENCES mcp_servers(name) ON DELETE CASCADE,
+    tool        TEXT NOT NULL,
+    description TEXT,
+    schema_json TEXT,
+    updated     INTEGER NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+CREATE TABLE secrets (
+    name    TEXT PRIMARY KEY,
+    value   NOT NULL,        -- TEXT when unsealed, a sealed BLOB while the seal is on
+    updated INTEGER NOT NULL
+);
+CREATE TABLE records (
+    id      TEXT PRIMARY KEY,
+    source  TEXT NOT NULL,
+    size    INTEGER NOT NULL,
+    created INTEGER NOT NULL,
+    content TEXT NOT NULL
+);
+CREATE TABLE audit (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    time       INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    subject    TEXT NOT NULL,
+    arg_digest TEXT,
+    outcome    TEXT NOT NULL,
+    duration   INTEGER,
+    size       INTEGER,
+    detail     TEXT,
+    hash       TEXT NOT NULL  -- sha256 chaining this row to the one before
+);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TABLE profiles (
+    name           TEXT PRIMARY KEY,
+    model          TEXT,
+    base_url       TEXT,
+    api_key_secret TEXT,
+    created        INTEGER NOT NULL
+);
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value NOT NULL
+);
+"#;

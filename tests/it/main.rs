@@ -1,0 +1,6 @@
+//! tai's one integration-test binary: the `tai` executable and the library, end to end.
+
+mod cli;
+mod docs_contract;
+mod support;
+mod vault;
