@@ -16,6 +16,8 @@
 pub mod cli;
 pub mod config;
 pub mod entropy;
+pub mod http;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod term;
 pub mod vault;

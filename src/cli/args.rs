@@ -10,14 +10,14 @@ use lexopt::prelude::*;
 use crate::config::Approval;
 
 /// What the user asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RawArgs {
     pub profile: Option<String>,
     pub approval: Approval,
     pub command: Command,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     /// `--help` for a topic (`&[]` is the top level).
     Help(&'static str),
@@ -28,6 +28,28 @@ pub enum Command {
     },
     Profile(ProfileCmd),
     Vault(VaultCmd),
+    Mcp(McpCmd),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum McpCmd {
+    Probe(ProbeArgs),
+}
+
+/// `tai mcp probe SOURCE ...`
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProbeArgs {
+    /// A command line, a URL, a JSON entry, or `-` for stdin.
+    pub source: String,
+    pub json: bool,
+    pub protocol: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub call: Option<String>,
+    pub args: Option<String>,
+    pub repeat: usize,
+    pub connect_timeout: Option<f64>,
+    pub call_timeout: Option<f64>,
+    pub probe_timeout: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,6 +213,10 @@ impl Parser {
                 "vault" => {
                     self.ctx = "vault";
                     self.vault()
+                }
+                "mcp" => {
+                    self.ctx = "mcp";
+                    self.mcp()
                 }
                 "help" => self.help_topic(),
                 other => Err(UsageError(format!(
@@ -419,12 +445,95 @@ impl Parser {
     }
 }
 
+impl Parser {
+    fn mcp(&mut self) -> Result<Command> {
+        let sub = match self.positional("a subcommand: probe", "mcp")? {
+            Ok(s) => s,
+            Err(t) => return Ok(Command::Help(t)),
+        };
+        match sub.as_str() {
+            "probe" => self.probe(),
+            other => Err(UsageError(format!(
+                "unknown mcp command '{other}' (see 'tai mcp --help')"
+            ))),
+        }
+    }
+
+    fn probe(&mut self) -> Result<Command> {
+        let mut a = ProbeArgs {
+            repeat: 1,
+            ..ProbeArgs::default()
+        };
+        let mut source = None;
+        loop {
+            match self.next()? {
+                Step::End => break,
+                Step::Help => return Ok(Command::Help("mcp")),
+                Step::Arg(Value(v)) if source.is_none() => source = Some(string(v, "SOURCE")?),
+                Step::Arg(Long("json")) => a.json = true,
+                Step::Arg(Long("protocol")) => {
+                    let v = string(self.inner.value()?, "--protocol")?;
+                    if crate::mcp::era::EraChoice::parse(&v).is_none() {
+                        return Err(UsageError(format!(
+                            "--protocol takes auto, 2025-11-25 or 2026-07-28, not '{v}'"
+                        )));
+                    }
+                    a.protocol = Some(v);
+                }
+                Step::Arg(Long("header")) => {
+                    let v = string(self.inner.value()?, "--header")?;
+                    let (k, val) = v
+                        .split_once(':')
+                        .filter(|(k, _)| !k.trim().is_empty())
+                        .ok_or_else(|| UsageError("--header takes 'Name: value'".into()))?;
+                    a.headers
+                        .push((k.trim().to_string(), val.trim().to_string()));
+                }
+                Step::Arg(Long("call")) => a.call = Some(string(self.inner.value()?, "--call")?),
+                Step::Arg(Long("args")) => a.args = Some(string(self.inner.value()?, "--args")?),
+                Step::Arg(Long("repeat")) => {
+                    let v = string(self.inner.value()?, "--repeat")?;
+                    a.repeat = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        UsageError(format!("--repeat needs a positive number, not '{v}'"))
+                    })?;
+                }
+                Step::Arg(Long(flag @ ("connect-timeout" | "call-timeout" | "probe-timeout"))) => {
+                    let v = string(self.inner.value()?, flag)?;
+                    let secs: f64 = v
+                        .parse()
+                        .ok()
+                        .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                        .ok_or_else(|| {
+                            UsageError(format!(
+                                "--{flag} needs a positive number of seconds, not '{v}'"
+                            ))
+                        })?;
+                    match flag {
+                        "connect-timeout" => a.connect_timeout = Some(secs),
+                        "call-timeout" => a.call_timeout = Some(secs),
+                        _ => a.probe_timeout = Some(secs),
+                    }
+                }
+                Step::Arg(a) => return Err(unexpected(a, "mcp probe")),
+            }
+        }
+        a.source = source.ok_or_else(|| {
+            UsageError("'tai mcp probe' needs a SOURCE: a command line, a URL or a JSON entry (see 'tai mcp --help')".into())
+        })?;
+        if a.args.is_some() && a.call.is_none() {
+            return Err(UsageError("--args needs --call TOOL".into()));
+        }
+        Ok(Command::Mcp(McpCmd::Probe(a)))
+    }
+}
+
 fn command_name(cmd: &Command) -> &'static str {
     match cmd {
         Command::Help(_) | Command::Version => "tai",
         Command::Status { .. } => "status",
         Command::Profile(_) => "profile",
         Command::Vault(_) => "vault",
+        Command::Mcp(_) => "mcp",
     }
 }
 
@@ -450,6 +559,14 @@ const KNOWN_LONG: &[&str] = &[
     "api-key-secret",
     "limit",
     "verify",
+    "protocol",
+    "header",
+    "call",
+    "args",
+    "repeat",
+    "connect-timeout",
+    "call-timeout",
+    "probe-timeout",
 ];
 
 fn help_cmd(ctx: &str) -> String {
@@ -545,6 +662,22 @@ mod tests {
                 Command::Vault(VaultCmd::RecordGet { id: "rec_1".into() }),
             ),
             (&["vault", "seal", "--help"], Command::Help("vault")),
+            (&["mcp", "--help"], Command::Help("mcp")),
+            (&["mcp", "probe", "--help"], Command::Help("mcp")),
+            (
+                &[
+                    "mcp", "probe", "npx -y x", "--call", "echo", "--args", "{}", "--repeat", "3",
+                    "--header", "A: b:c",
+                ],
+                Command::Mcp(McpCmd::Probe(ProbeArgs {
+                    source: "npx -y x".into(),
+                    call: Some("echo".into()),
+                    args: Some("{}".into()),
+                    repeat: 3,
+                    headers: vec![("A".into(), "b:c".into())],
+                    ..ProbeArgs::default()
+                })),
+            ),
         ];
         for (args, want) in table {
             assert_eq!(ok(args).command, *want, "{args:?}");
@@ -589,6 +722,26 @@ mod tests {
             (&["profile", "nuke"], "unknown profile command 'nuke'"),
             (&["status", "extra"], "unexpected argument 'extra'"),
             (&["--version", "status"], "unexpected argument 'status'"),
+            (&["mcp", "probe"], "needs a SOURCE"),
+            (
+                &["mcp", "probe", "x", "--protocol", "2024-01-01"],
+                "--protocol takes",
+            ),
+            (&["mcp", "probe", "x", "--repeat", "0"], "--repeat needs"),
+            (
+                &["mcp", "probe", "x", "--args", "{}"],
+                "--args needs --call",
+            ),
+            (
+                &["mcp", "probe", "x", "--header", "novalue"],
+                "--header takes",
+            ),
+            (
+                &["mcp", "probe", "x", "--call-timeout", "-1"],
+                "positive number of seconds",
+            ),
+            (&["mcp", "probe", "x", "y"], "unexpected argument 'y'"),
+            (&["mcp", "frob"], "unknown mcp command"),
         ];
         for (args, want) in table {
             let e = err(args);

@@ -5,6 +5,7 @@ pub fn text(topic: &str) -> &'static str {
         "status" => STATUS,
         "profile" => PROFILE,
         "vault" => VAULT,
+        "mcp" => MCP,
         _ => TOP,
     }
 }
@@ -18,6 +19,7 @@ Commands:
   status            Show where tai keeps its files, the current profile and model, the vault state
   profile           Manage profiles (which MCP servers are on, model overrides)
   vault             Secrets, the seal, the audit trail and spilled records
+  mcp               MCP servers: probe one before adding it
   help <COMMAND>    Show help for a command
 
 Options (anywhere on the line):
@@ -83,4 +85,28 @@ Usage:
 The seal uses XChaCha20-Poly1305 under a key derived with Argon2id from a passphrase:
 TAI_VAULT_PASSPHRASE, or asked on the terminal. A value is never accepted on the command
 line, where other users could read it in the process list.
+";
+
+const MCP: &str = "\
+MCP servers.
+
+Usage:
+  tai mcp probe SOURCE [--json] [--protocol auto|2025-11-25|2026-07-28] [--header 'K: V']...
+                       [--call TOOL [--args JSON] [--repeat N]]
+                       [--connect-timeout S] [--call-timeout S] [--probe-timeout S]
+
+`probe` connects to one server, prints the protocol era it speaks, its name, instructions
+and tools, then shuts it down. It stores nothing. SOURCE is one of:
+  a command line      'npx -y @modelcontextprotocol/server-everything'  (run with no shell)
+  a URL               http://127.0.0.1:3001/mcp                         (Streamable HTTP)
+  a JSON entry        '{\"command\":\"uvx\",\"args\":[\"mcp-server-time\"]}'  or a one-server
+                      mcpServers/servers wrapper
+  -                   read the SOURCE from stdin
+
+With --call it also calls TOOL on the live connection (N times with --repeat) and reports
+the result and the per-call latency (median, p99). A tool that ran and failed exits 1.
+
+--protocol auto (the default) probes with server/discover (2026-07-28) and falls back to
+initialize (2025-11-25); a version pins the era and skips the probe. Defaults: connect
+20 s (MCP_CONNECT_TIMEOUT), call 60 s (MCP_CALL_TIMEOUT), a silent stdio probe 10 s.
 ";

@@ -4,6 +4,7 @@
 
 pub mod args;
 mod help;
+mod mcp_cmd;
 mod profile_cmd;
 mod render;
 mod vault_cmd;
@@ -68,6 +69,7 @@ fn execute(raw: RawArgs) -> Result {
         Command::Status { json } => status(&load()?, *json),
         Command::Profile(cmd) => profile_cmd::run(&mut load()?, cmd),
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
+        Command::Mcp(cmd) => mcp_cmd::run(cmd),
     }
 }
 

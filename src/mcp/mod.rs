@@ -4,8 +4,16 @@
 //! them, and the docs-contract test fails when the two drift apart.
 
 pub mod caps;
+pub mod client;
+pub mod entry;
 pub mod era;
+pub mod handshake;
+pub mod http;
 pub mod methods;
+pub mod ndjson;
+pub mod protocol;
+pub mod stdio;
+pub mod transport;
 
 /// The name tai gives itself as MCP client and as MCP server.
 pub const IMPLEMENTATION_NAME: &str = "tai";

@@ -1,0 +1,359 @@
+//! `McpHttpTransport`: MCP over Streamable HTTP, one POST per message (ureq, no threads).
+//!
+//! A request's answer is one JSON body or an SSE stream read incrementally by
+//! `http::sse`; notifications and server requests on the stream arrive before the
+//! response. Bodies over `MCP_HTTP_MAX_BODY` are refused in both directions without
+//! being buffered whole. GET and DELETE are never sent.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::caps::{MCP_CONNECT_TIMEOUT, MCP_HTTP_MAX_BODY};
+use super::era::Era;
+use super::transport::{Result, Transport, TransportError};
+use crate::http::sse;
+use crate::jsonrpc::Message;
+
+/// What to dial.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpSpec {
+    pub url: String,
+    /// Sent on every request (values may be secrets: never shown).
+    pub headers: Vec<(String, String)>,
+}
+
+/// The answer to the request in flight.
+enum Incoming {
+    None,
+    One(Message),
+    Stream {
+        reader: ureq::BodyReader<'static>,
+        parser: sse::Parser,
+        queue: VecDeque<Message>,
+        read: usize,
+    },
+}
+
+pub struct McpHttpTransport {
+    agent: ureq::Agent,
+    spec: HttpSpec,
+    session: Option<String>,
+    protocol: Option<(Era, String)>,
+    incoming: Incoming,
+}
+
+/// A header value as `Mcp-Name` wants it: plain visible ASCII as is, anything else in the
+/// `=?base64?...?=` sentinel form.
+pub fn header_value(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !v.starts_with(' ')
+        && !v.ends_with(' ')
+        && !v.starts_with("=?base64?");
+    if plain {
+        v.to_string()
+    } else {
+        format!("=?base64?{}?=", base64(v.as_bytes()))
+    }
+}
+
+fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in data.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+fn map_err(url: &str, e: ureq::Error) -> TransportError {
+    let host = url
+        .split("://")
+        .nth(1)
+        .and_then(|r| r.split(['/', '?']).next())
+        .unwrap_or(url);
+    match e {
+        ureq::Error::Timeout(_) => TransportError::Timeout,
+        ureq::Error::HostNotFound => {
+            TransportError::Io(format!("cannot resolve host {host} (DNS)"))
+        }
+        ureq::Error::ConnectionFailed => TransportError::Io(format!(
+            "cannot connect to {url}: nothing is listening there"
+        )),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => TransportError::Timeout,
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            TransportError::Io(format!("cannot connect to {url}: connection refused"))
+        }
+        ureq::Error::Io(io) => TransportError::Io(format!("{url}: {io}")),
+        ureq::Error::BadUri(m) => TransportError::Io(format!("bad URL {url:?}: {m}")),
+        ureq::Error::Tls(m) => TransportError::Io(format!("TLS with {host} failed: {m}")),
+        ureq::Error::Rustls(r) => TransportError::Io(format!("TLS with {host} failed: {r}")),
+        other => TransportError::Io(format!("{url}: {other}")),
+    }
+}
+
+fn read_err(e: std::io::Error) -> TransportError {
+    if e.kind() == std::io::ErrorKind::TimedOut {
+        return TransportError::Timeout;
+    }
+    // ureq wraps its own errors (timeouts among them) in io::Error.
+    match e.into_inner().map(|inner| inner.downcast::<ureq::Error>()) {
+        Some(Ok(ureq_err)) if matches!(*ureq_err, ureq::Error::Timeout(_)) => {
+            TransportError::Timeout
+        }
+        Some(Ok(ureq_err)) => TransportError::Io(format!("reading the response: {ureq_err}")),
+        Some(Err(other)) => TransportError::Io(format!("reading the response: {other}")),
+        None => TransportError::Io("reading the response failed".into()),
+    }
+}
+
+/// Read a whole body, refusing it once it passes `max`.
+fn read_capped(reader: &mut impl Read, max: usize) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    reader
+        .take(max as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(read_err)?;
+    if body.len() > max {
+        return Err(TransportError::TooLarge(body.len()));
+    }
+    Ok(body)
+}
+
+impl McpHttpTransport {
+    pub fn new(spec: &HttpSpec) -> McpHttpTransport {
+        McpHttpTransport {
+            agent: crate::http::agent::agent(MCP_CONNECT_TIMEOUT),
+            spec: spec.clone(),
+            session: None,
+            protocol: None,
+            incoming: Incoming::None,
+        }
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    fn post(
+        &mut self,
+        msg: &Message,
+        deadline: Instant,
+    ) -> Result<ureq::http::Response<ureq::Body>> {
+        let body = msg.to_bytes();
+        if body.len() > MCP_HTTP_MAX_BODY {
+            return Err(TransportError::TooLarge(body.len()));
+        }
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero());
+        let left = left.ok_or(TransportError::Timeout)?;
+        let mut req = self
+            .agent
+            .post(&self.spec.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        for (k, v) in &self.spec.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some(id) = &self.session {
+            req = req.header("Mcp-Session-Id", id.as_str());
+        }
+        if let Some((era, version)) = &self.protocol {
+            req = req.header("MCP-Protocol-Version", version.as_str());
+            if *era == Era::Modern
+                && let Message::Request { method, params, .. } = msg
+            {
+                req = req.header("Mcp-Method", method.as_str());
+                let name = params
+                    .as_ref()
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str);
+                if let (true, Some(name)) = (method == super::methods::TOOLS_CALL, name) {
+                    req = req.header("Mcp-Name", header_value(name));
+                }
+            }
+        }
+        req.config()
+            .timeout_global(Some(left.max(Duration::from_millis(1))))
+            .build()
+            .send(&body[..])
+            .map_err(|e| map_err(&self.spec.url, e))
+    }
+}
+
+impl Transport for McpHttpTransport {
+    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
+        let is_request = matches!(msg, Message::Request { .. });
+        if is_request {
+            self.incoming = Incoming::None;
+        }
+        let resp = self.post(msg, deadline)?;
+        let status = resp.status().as_u16();
+        if let Some(id) = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            self.session = Some(id.to_string());
+        }
+        let is_sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| {
+                ct.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
+        let mut reader = resp.into_body().into_reader();
+        if status == 404 && self.session.is_some() {
+            return Err(TransportError::SessionExpired);
+        }
+        if !(200..300).contains(&status) {
+            // An error status may still carry a JSON-RPC error (e.g. 400 with -32022).
+            let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();
+            if let Ok(m @ Message::Error { .. }) = Message::parse(&body)
+                && is_request
+            {
+                self.incoming = Incoming::One(m);
+                return Ok(());
+            }
+            let text = String::from_utf8_lossy(&body);
+            let snippet: String = text.trim().chars().take(200).collect();
+            return Err(TransportError::Http {
+                status,
+                body: snippet,
+            });
+        }
+        if !is_request {
+            // A notification or a response: 202 (or 200) and nothing to read.
+            let _ = read_capped(&mut reader, 64 * 1024);
+            return Ok(());
+        }
+        if is_sse {
+            self.incoming = Incoming::Stream {
+                reader,
+                parser: sse::Parser::new(),
+                queue: VecDeque::new(),
+                read: 0,
+            };
+        } else {
+            let body = read_capped(&mut reader, MCP_HTTP_MAX_BODY)?;
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Err(TransportError::Http {
+                    status,
+                    body: "an empty reply to a request".into(),
+                });
+            }
+            let m = Message::parse(&body).map_err(|e| {
+                TransportError::Io(format!("the server's reply is not JSON-RPC: {}", e.0))
+            })?;
+            self.incoming = Incoming::One(m);
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, _deadline: Instant) -> Result<Option<Message>> {
+        // The request's own timeout (set in `send` from the same deadline) bounds the reads.
+        match &mut self.incoming {
+            Incoming::None => Ok(None),
+            Incoming::One(_) => match std::mem::replace(&mut self.incoming, Incoming::None) {
+                Incoming::One(m) => Ok(Some(m)),
+                _ => Ok(None),
+            },
+            Incoming::Stream {
+                reader,
+                parser,
+                queue,
+                read,
+            } => loop {
+                if let Some(m) = queue.pop_front() {
+                    return Ok(Some(m));
+                }
+                let mut buf = [0u8; 16 * 1024];
+                let n = match reader.read(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.incoming = Incoming::None;
+                        return Err(read_err(e));
+                    }
+                };
+                if n == 0 {
+                    parser.finish();
+                    self.incoming = Incoming::None;
+                    return Ok(None);
+                }
+                *read += n;
+                if *read > MCP_HTTP_MAX_BODY {
+                    let total = *read;
+                    self.incoming = Incoming::None;
+                    return Err(TransportError::TooLarge(total));
+                }
+                let mut events = Vec::new();
+                parser.feed(&buf[..n], &mut events);
+                for e in events {
+                    // Only `message` events carry JSON-RPC; empty data is a priming event.
+                    if e.event == "message"
+                        && !e.data.trim().is_empty()
+                        && let Ok(m) = Message::parse(e.data.as_bytes())
+                    {
+                        queue.push_back(m);
+                    }
+                }
+            },
+        }
+    }
+
+    fn set_protocol(&mut self, protocol: Option<(Era, String)>) {
+        if protocol.as_ref().is_none_or(|(era, _)| *era == Era::Modern) {
+            self.session = None;
+        }
+        self.protocol = protocol;
+    }
+
+    fn abandon(&mut self) {
+        // Dropping an unread body closes its connection: the 2026 way to cancel.
+        self.incoming = Incoming::None;
+    }
+
+    fn is_stream(&self) -> bool {
+        false
+    }
+
+    fn close(&mut self) {
+        self.incoming = Incoming::None;
+        self.session = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values() {
+        assert_eq!(header_value("execute_sql"), "execute_sql");
+        assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(header_value(" lead"), "=?base64?IGxlYWQ=?=");
+        assert_eq!(header_value("a\nb"), "=?base64?YQpi?=");
+        assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+}

@@ -1,0 +1,378 @@
+//! `McpStdioTransport`: a server as a child process speaking newline-delimited JSON-RPC.
+//!
+//! One `poll(2)` loop owns the child's three pipes: stdout is framed into messages,
+//! stderr is drained into a capped ring (never parsed) so a chatty server cannot block,
+//! and stdin is written without blocking while both are drained. The child runs in its
+//! own process group; shutdown closes stdin, waits, then SIGTERMs and SIGKILLs the group.
+
+use std::collections::VecDeque;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use super::caps::MCP_HTTP_MAX_BODY;
+use super::ndjson::{Frame, LineSplitter};
+use super::transport::{Result, Transport, TransportError};
+use crate::jsonrpc::Message;
+
+/// How much of the server's stderr is kept (the newest bytes).
+const STDERR_KEEP: usize = 64 * 1024;
+/// How long each shutdown step waits for the child.
+const SHUTDOWN_STEP: Duration = Duration::from_millis(1500);
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StdioSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added to tai's own environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+}
+
+pub struct McpStdioTransport {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    lines: LineSplitter,
+    inbox: VecDeque<Message>,
+    stderr_ring: VecDeque<u8>,
+    skipped: usize,
+    status: Option<std::process::ExitStatus>,
+}
+
+fn nonblocking(fd: impl AsFd) -> std::io::Result<()> {
+    let flags = fcntl(fd.as_fd(), FcntlArg::F_GETFL).map_err(std::io::Error::from)?;
+    let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
+    fcntl(fd.as_fd(), FcntlArg::F_SETFL(flags)).map_err(std::io::Error::from)?;
+    Ok(())
+}
+
+fn remaining(deadline: Instant) -> Option<Duration> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+}
+
+fn poll_timeout(d: Duration) -> PollTimeout {
+    PollTimeout::from(d.as_millis().clamp(1, u16::MAX as u128) as u16)
+}
+
+impl McpStdioTransport {
+    /// Spawn the server (no shell) in its own process group.
+    pub fn spawn(spec: &StdioSpec) -> Result<McpStdioTransport> {
+        let mut cmd = Command::new(&spec.command);
+        cmd.args(&spec.args)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            let hint = if e.kind() == ErrorKind::NotFound {
+                " (is it installed and on PATH?)"
+            } else {
+                ""
+            };
+            TransportError::Io(format!("cannot start {:?}: {e}{hint}", spec.command))
+        })?;
+        let (stdin, stdout, stderr) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let io_err =
+            |e: std::io::Error| TransportError::Io(format!("setting up the server's pipes: {e}"));
+        for fd in [
+            stdin.as_ref().map(|s| s.as_fd()),
+            stdout.as_ref().map(|s| s.as_fd()),
+            stderr.as_ref().map(|s| s.as_fd()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            nonblocking(fd).map_err(io_err)?;
+        }
+        Ok(McpStdioTransport {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            lines: LineSplitter::new(MCP_HTTP_MAX_BODY),
+            inbox: VecDeque::new(),
+            stderr_ring: VecDeque::new(),
+            skipped: 0,
+            status: None,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// One round of the loop: wait up to `wait` for any pipe, then move what is ready.
+    /// Returns bytes of `out` written to stdin.
+    fn pump(&mut self, wait: Duration, out: &[u8]) -> Result<usize> {
+        let mut fds = Vec::with_capacity(3);
+        let mut roles = Vec::with_capacity(3);
+        if let Some(s) = &self.stdout {
+            fds.push(PollFd::new(s.as_fd(), PollFlags::POLLIN));
+            roles.push(0);
+        }
+        if let Some(s) = &self.stderr {
+            fds.push(PollFd::new(s.as_fd(), PollFlags::POLLIN));
+            roles.push(1);
+        }
+        if !out.is_empty()
+            && let Some(s) = &self.stdin
+        {
+            fds.push(PollFd::new(s.as_fd(), PollFlags::POLLOUT));
+            roles.push(2);
+        }
+        if fds.is_empty() {
+            return Ok(0);
+        }
+        match poll(&mut fds, poll_timeout(wait)) {
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => return Ok(0),
+            Err(e) => return Err(TransportError::Io(format!("poll: {e}"))),
+        }
+        let ready: Vec<(usize, bool)> = fds
+            .iter()
+            .zip(&roles)
+            .map(|(fd, role)| (*role, fd.revents().is_some_and(|r| !r.is_empty())))
+            .collect();
+        drop(fds);
+        let mut written = 0;
+        for (role, is_ready) in ready {
+            if !is_ready {
+                continue;
+            }
+            match role {
+                0 => self.read_stdout(),
+                1 => self.read_stderr(),
+                _ => written = self.write_stdin(out)?,
+            }
+        }
+        Ok(written)
+    }
+
+    fn read_stdout(&mut self) {
+        let mut buf = [0u8; 64 * 1024];
+        let Some(stdout) = self.stdout.as_mut() else {
+            return;
+        };
+        let mut frames = Vec::new();
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) => {
+                    self.stdout = None;
+                    break;
+                }
+                Ok(n) => self.lines.feed(&buf[..n], &mut frames),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.stdout = None;
+                    break;
+                }
+            }
+        }
+        for frame in frames {
+            match frame {
+                Frame::Line(line) => match Message::parse(&line) {
+                    Ok(m) => self.inbox.push_back(m),
+                    Err(_) => self.skipped += 1, // a log line on stdout: skipped, counted
+                },
+                Frame::TooLong(_) => self.skipped += 1,
+            }
+        }
+    }
+
+    fn read_stderr(&mut self) {
+        let mut buf = [0u8; 16 * 1024];
+        let Some(stderr) = self.stderr.as_mut() else {
+            return;
+        };
+        loop {
+            match stderr.read(&mut buf) {
+                Ok(0) => {
+                    self.stderr = None;
+                    break;
+                }
+                Ok(n) => {
+                    self.stderr_ring.extend(&buf[..n]);
+                    let over = self.stderr_ring.len().saturating_sub(STDERR_KEEP);
+                    self.stderr_ring.drain(..over);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.stderr = None;
+                    break;
+                }
+            }
+        }
+    }
+
+    fn write_stdin(&mut self, out: &[u8]) -> Result<usize> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(self.exited());
+        };
+        match stdin.write(out) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                Ok(0)
+            }
+            Err(e) if e.kind() == ErrorKind::BrokenPipe => {
+                self.stdin = None;
+                Err(self.exited())
+            }
+            Err(e) => Err(TransportError::Io(format!("writing to the server: {e}"))),
+        }
+    }
+
+    /// The child's exit, waited for briefly (its stdout is closed, so it is ending).
+    fn exited(&mut self) -> TransportError {
+        let until = Instant::now() + Duration::from_millis(500);
+        while self.status.is_none() {
+            match self.child.try_wait() {
+                Ok(Some(s)) => self.status = Some(s),
+                Ok(None) if Instant::now() < until => {
+                    let _ = self.pump(Duration::from_millis(10), &[]);
+                }
+                _ => break,
+            }
+        }
+        let status = match self.status {
+            Some(s) => describe_status(s),
+            None => "closed its stdout".to_string(),
+        };
+        TransportError::Exited { status }
+    }
+
+    /// Wait up to `wait` for the child to exit, draining its pipes meanwhile.
+    fn wait_exit(&mut self, wait: Duration) -> bool {
+        let until = Instant::now() + wait;
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                self.status = Some(s);
+                return true;
+            }
+            let Some(left) = remaining(until) else {
+                return false;
+            };
+            // With both pipes closed there is nothing to poll but the clock.
+            if self.stdout.is_none() && self.stderr.is_none() {
+                let _ = poll(&mut [], poll_timeout(left.min(Duration::from_millis(10))));
+            } else {
+                let _ = self.pump(left.min(Duration::from_millis(10)), &[]);
+            }
+        }
+    }
+}
+
+fn describe_status(s: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => s.to_string(),
+    }
+}
+
+impl Transport for McpStdioTransport {
+    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
+        let mut line = msg.to_bytes();
+        line.push(b'\n');
+        let mut at = 0;
+        while at < line.len() {
+            if self.stdin.is_none() || self.status.is_some() {
+                return Err(self.exited());
+            }
+            let Some(left) = remaining(deadline) else {
+                return Err(TransportError::Timeout);
+            };
+            at += self.pump(left, &line[at..])?;
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
+        loop {
+            if let Some(m) = self.inbox.pop_front() {
+                return Ok(Some(m));
+            }
+            if self.stdout.is_none() {
+                return Err(self.exited());
+            }
+            let Some(left) = remaining(deadline) else {
+                return Err(TransportError::Timeout);
+            };
+            self.pump(left, &[])?;
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let bytes: Vec<u8> = self.stderr_ring.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = lines[lines.len().saturating_sub(12)..].join("\n");
+        if tail.len() > 2000 {
+            tail[tail.len() - 2000..].to_string()
+        } else {
+            tail
+        }
+    }
+
+    fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    fn is_stream(&self) -> bool {
+        true
+    }
+
+    fn close(&mut self) {
+        if self.status.is_some() && self.stdin.is_none() {
+            return;
+        }
+        self.stdin = None; // close stdin: a well-behaved server exits
+        let pgid = Pid::from_raw(self.child.id() as i32);
+        if !self.wait_exit(SHUTDOWN_STEP) {
+            let _ = killpg(pgid, Signal::SIGTERM);
+            if !self.wait_exit(SHUTDOWN_STEP) {
+                let _ = killpg(pgid, Signal::SIGKILL);
+                if let Ok(s) = self.child.wait() {
+                    self.status = Some(s);
+                }
+            }
+        }
+        // The leader is gone; anything left in its group (npx's node, a shell's child) goes
+        // too: SIGTERM, a short grace, then SIGKILL.
+        if killpg(pgid, Signal::SIGTERM).is_ok() {
+            let until = Instant::now() + Duration::from_millis(500);
+            while killpg(pgid, None).is_ok() && Instant::now() < until {
+                let _ = poll(&mut [], poll_timeout(Duration::from_millis(10)));
+            }
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        self.stdout = None;
+        self.stderr = None;
+    }
+}
+
+impl Drop for McpStdioTransport {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
