@@ -105,6 +105,7 @@ and tools, then shuts it down. It stores nothing. SOURCE is one of:
 
 With --call it also calls TOOL on the live connection (N times with --repeat) and reports
 the result and the per-call latency (median, p99). A tool that ran and failed exits 1.
+--args takes a JSON object, or @FILE to read it from a file.
 
 --protocol auto (the default) probes with server/discover (2026-07-28) and falls back to
 initialize (2025-11-25); a version pins the era and skips the probe. Defaults: connect

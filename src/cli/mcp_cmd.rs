@@ -43,7 +43,7 @@ fn probe(a: &ProbeArgs) -> Result {
     }
     let call_args: Map<String, Value> = match &a.args {
         None => Map::new(),
-        Some(text) => match serde_json::from_str(text) {
+        Some(text) => match serde_json::from_str(&args_text(text)?) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(Failure("--args must be a JSON object".into())),
             Err(e) => return Err(Failure(format!("--args is not JSON: {e}"))),
@@ -62,6 +62,9 @@ fn probe(a: &ProbeArgs) -> Result {
     let mut client =
         McpClient::connect(&spec, choice, timeouts).map_err(|e| Failure(e.to_string()))?;
     let tools = client.list_tools().map_err(|e| Failure(e.to_string()))?;
+    for w in client.warnings.drain(..) {
+        eprintln!("tai: warning: {w}");
+    }
     let mut call_report = None;
     let mut tool_failed = false;
     if let Some(tool) = &a.call {
@@ -123,6 +126,16 @@ fn probe(a: &ProbeArgs) -> Result {
         )));
     }
     Ok(())
+}
+
+/// `--args` text, or the file named after an `@`.
+fn args_text(text: &str) -> Result<String> {
+    match text.strip_prefix('@') {
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| Failure(format!("--args @{path}: {e}")))
+        }
+        None => Ok(text.to_string()),
+    }
 }
 
 fn human(

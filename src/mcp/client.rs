@@ -143,6 +143,12 @@ pub struct McpClient {
     pub tools_changed: bool,
     /// Late answers to abandoned requests, dropped.
     pub stale_replies: usize,
+    /// `x-mcp-header` mirrors per tool, from the last `list_tools` (HTTP, 2026 era).
+    param_headers: std::collections::HashMap<String, Vec<p::ParamHeader>>,
+    /// Tools dropped by the last `list_tools`, with why.
+    rejected: std::collections::HashMap<String, String>,
+    /// Things the user should know that did not stop the work (dropped tools).
+    pub warnings: Vec<String>,
 }
 
 fn open(spec: &ServerSpec) -> std::result::Result<Box<dyn Transport>, TransportError> {
@@ -171,6 +177,9 @@ impl McpClient {
             timeouts,
             tools_changed: false,
             stale_replies: 0,
+            param_headers: Default::default(),
+            rejected: Default::default(),
+            warnings: Vec::new(),
         };
         match choice {
             EraChoice::Pinned(Era::Legacy) => client.initialize(deadline, false)?,
@@ -504,10 +513,11 @@ impl McpClient {
                 deadline,
             )?;
             for t in page.tools {
-                tools.push(
-                    p::Tool::from_value(t)
-                        .map_err(|m| McpError::Protocol(format!("tools/list: {m}")))?,
-                );
+                let tool = p::Tool::from_value(t)
+                    .map_err(|m| McpError::Protocol(format!("tools/list: {m}")))?;
+                if let Some(tool) = self.admit(tool) {
+                    tools.push(tool);
+                }
             }
             match page.next_cursor {
                 None => return Ok(tools),
@@ -527,6 +537,28 @@ impl McpClient {
         )))
     }
 
+    /// Over HTTP in the 2026 era, a tool's `x-mcp-header` annotations must be valid or the
+    /// tool is dropped (with a warning); valid ones are remembered for mirroring.
+    fn admit(&mut self, tool: p::Tool) -> Option<p::Tool> {
+        if self.transport.is_stream() || self.era != Era::Modern {
+            return Some(tool);
+        }
+        match p::param_headers(&tool.input_schema) {
+            Ok(headers) => {
+                if !headers.is_empty() {
+                    self.param_headers.insert(tool.name.clone(), headers);
+                }
+                Some(tool)
+            }
+            Err(why) => {
+                self.warnings
+                    .push(format!("dropped the tool {:?}: {why}", tool.name));
+                self.rejected.insert(tool.name, why);
+                None
+            }
+        }
+    }
+
     /// Call a tool within `timeouts.call`; on timeout the request is cancelled
     /// (`notifications/cancelled`, or closing the stream over HTTP in 2026) and fails here.
     pub fn call_tool(
@@ -534,6 +566,15 @@ impl McpClient {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<p::CallToolResult> {
+        if let Some(why) = self.rejected.get(name) {
+            return Err(McpError::Protocol(format!(
+                "the tool {name:?} is not offered: {why}"
+            )));
+        }
+        if let Some(headers) = self.param_headers.get(name) {
+            self.transport
+                .set_request_headers(p::mirror_params(headers, &arguments));
+        }
         let deadline = Instant::now() + self.timeouts.call;
         let id = self.next_id;
         let params = p::CallToolParams {

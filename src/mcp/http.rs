@@ -43,13 +43,14 @@ pub struct McpHttpTransport {
     session: Option<String>,
     protocol: Option<(Era, String)>,
     incoming: Incoming,
+    /// `Mcp-Param-*` headers for the next request.
+    next_headers: Vec<(String, String)>,
 }
 
-/// A header value as `Mcp-Name` wants it: plain visible ASCII as is, anything else in the
-/// `=?base64?...?=` sentinel form.
+/// A header value as `Mcp-Name` and `Mcp-Param-*` want it: plain visible ASCII (spaces
+/// inside, none at the ends) as is, anything else in the `=?base64?...?=` sentinel form.
 pub fn header_value(v: &str) -> String {
-    let plain = !v.is_empty()
-        && v.bytes().all(|b| (0x20..0x7f).contains(&b))
+    let plain = v.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !v.starts_with(' ')
         && !v.ends_with(' ')
         && !v.starts_with("=?base64?");
@@ -140,6 +141,7 @@ impl McpHttpTransport {
             session: None,
             protocol: None,
             incoming: Incoming::None,
+            next_headers: Vec::new(),
         }
     }
 
@@ -170,6 +172,9 @@ impl McpHttpTransport {
         }
         if let Some(id) = &self.session {
             req = req.header("Mcp-Session-Id", id.as_str());
+        }
+        for (k, v) in std::mem::take(&mut self.next_headers) {
+            req = req.header(k, v);
         }
         if let Some((era, version)) = &self.protocol {
             req = req.header("MCP-Protocol-Version", version.as_str());
@@ -324,6 +329,10 @@ impl Transport for McpHttpTransport {
         self.protocol = protocol;
     }
 
+    fn set_request_headers(&mut self, headers: Vec<(String, String)>) {
+        self.next_headers = headers;
+    }
+
     fn abandon(&mut self) {
         // Dropping an unread body closes its connection: the 2026 way to cancel.
         self.incoming = Incoming::None;
@@ -346,6 +355,9 @@ mod tests {
     #[test]
     fn header_values() {
         assert_eq!(header_value("execute_sql"), "execute_sql");
+        assert_eq!(header_value("us west 1"), "us west 1");
+        assert_eq!(header_value(""), "");
+        assert_eq!(header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
         assert_eq!(header_value("héllo"), "=?base64?aMOpbGxv?=");
         assert_eq!(header_value(" lead"), "=?base64?IGxlYWQ=?=");
         assert_eq!(header_value("a\nb"), "=?base64?YQpi?=");

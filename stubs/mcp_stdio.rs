@@ -1,0 +1,65 @@
+//! tai-stub-mcp-stdio: a scripted MCP server over newline-delimited stdio (see mcp_core.rs).
+
+#[path = "mcp_core.rs"]
+mod mcp_core;
+
+use std::io::{BufRead, Write};
+
+use mcp_core::{Action, Script, State, handle};
+
+fn main() {
+    let s = Script::from_args();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if s.garbage_stdout {
+        let _ = writeln!(
+            out,
+            "Starting tai-stub v1.0 ... (a banner on stdout, as some servers print)"
+        );
+        let _ = out.flush();
+    }
+    if s.stderr_flood > 0 {
+        let chunk = "stub: a very chatty log line on stderr\n";
+        let mut err = std::io::stderr().lock();
+        let mut n = 0;
+        while n < s.stderr_flood {
+            let _ = err.write_all(chunk.as_bytes());
+            n += chunk.len();
+        }
+    }
+    let mut st = State::default();
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})
+            );
+            let _ = out.flush();
+            continue;
+        };
+        let send = |out: &mut std::io::StdoutLock, msgs: Vec<serde_json::Value>| {
+            for m in msgs {
+                if s.garbage_stdout {
+                    let _ = writeln!(out, "log: about to answer");
+                }
+                let _ = writeln!(out, "{m}");
+            }
+            let _ = out.flush();
+        };
+        match handle(&s, &mut st, &msg) {
+            Action::Reply(msgs) => send(&mut out, msgs),
+            Action::Slow(ms, msgs) => {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                send(&mut out, msgs);
+            }
+            Action::Nothing => {}
+            Action::Crash(code) => std::process::exit(code),
+        }
+    }
+}
