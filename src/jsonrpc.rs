@@ -218,8 +218,50 @@ impl Message {
     }
 
     /// Compact JSON with no raw newline, ready for a stdio line or an HTTP body.
+    /// Serialized from borrows: nothing of the message is copied first.
     pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(&self.to_value()).unwrap_or_default()
+        #[derive(serde::Serialize)]
+        struct Wire<'a> {
+            jsonrpc: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            id: Option<Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            method: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            params: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            result: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<Value>,
+        }
+        let mut w = Wire {
+            jsonrpc: "2.0",
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+        };
+        match self {
+            Message::Request { id, method, params } => {
+                w.id = Some(id.to_value());
+                w.method = Some(method);
+                w.params = params.as_ref();
+            }
+            Message::Notification { method, params } => {
+                w.method = Some(method);
+                w.params = params.as_ref();
+            }
+            Message::Response { id, result } => {
+                w.id = Some(id.to_value());
+                w.result = Some(result);
+            }
+            Message::Error { id, error } => {
+                w.id = Some(id.as_ref().map_or(Value::Null, Id::to_value));
+                w.error = Some(error.to_value());
+            }
+        }
+        serde_json::to_vec(&w).unwrap_or_default()
     }
 
     pub fn method(&self) -> Option<&str> {

@@ -28,6 +28,7 @@ pub struct Script {
     pub log: Option<String>,
     pub port: u16,
     pub redefine: Option<String>,
+    pub tools_ttl_ms: u64,
 }
 
 impl Script {
@@ -57,6 +58,7 @@ impl Script {
                 "--log" => s.log = Some(val()),
                 "--port" => s.port = val().parse().unwrap_or(0),
                 "--redefine" => s.redefine = Some(val()),
+                "--tools-ttl-ms" => s.tools_ttl_ms = val().parse().unwrap_or(0),
                 other => die(&format!("unknown flag {other}")),
             }
         }
@@ -255,7 +257,7 @@ pub fn handle(s: &Script, st: &mut State, msg: &Value) -> Action {
                     r["nextCursor"] = json!(format!("page-{}", start + size));
                 }
                 if modern {
-                    r["ttlMs"] = json!(0);
+                    r["ttlMs"] = json!(s.tools_ttl_ms);
                     r["cacheScope"] = json!("public");
                 }
                 return Action::Reply(vec![result(&id, wrap(r))]);

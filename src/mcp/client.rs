@@ -149,6 +149,8 @@ pub struct McpClient {
     rejected: std::collections::HashMap<String, String>,
     /// Things the user should know that did not stop the work (dropped tools).
     pub warnings: Vec<String>,
+    /// The 2026 `tools/list` answer while its `ttlMs` lasts (dropped on list_changed).
+    cached_tools: Option<(Instant, Vec<p::Tool>)>,
 }
 
 fn open(spec: &ServerSpec) -> std::result::Result<Box<dyn Transport>, TransportError> {
@@ -180,6 +182,7 @@ impl McpClient {
             param_headers: Default::default(),
             rejected: Default::default(),
             warnings: Vec::new(),
+            cached_tools: None,
         };
         match choice {
             EraChoice::Pinned(Era::Legacy) => client.initialize(deadline, false)?,
@@ -394,13 +397,16 @@ impl McpClient {
         params: Option<Value>,
         deadline: Instant,
     ) -> Result<Value> {
-        match self.exchange(self.era, method, params.clone(), deadline) {
+        // Only a legacy HTTP session can expire; keep a copy for the retry only then.
+        let session = !self.transport.is_stream() && self.era == Era::Legacy;
+        let copy = if session { params.clone() } else { None };
+        match self.exchange(self.era, method, params, deadline) {
             Err(McpError::Transport {
                 error: TransportError::SessionExpired,
                 ..
-            }) if method != methods::INITIALIZE => {
+            }) if session && method != methods::INITIALIZE => {
                 self.initialize(deadline, false)?;
-                self.exchange(self.era, method, params, deadline)
+                self.exchange(self.era, method, copy, deadline)
             }
             other => other,
         }
@@ -500,8 +506,17 @@ impl McpClient {
     /// and a runaway page count).
     pub fn list_tools(&mut self) -> Result<Vec<p::Tool>> {
         const MAX_PAGES: usize = 1000;
-        let deadline = Instant::now() + self.timeouts.connect;
+        let now = Instant::now();
+        if let Some((fresh_until, tools)) = &self.cached_tools
+            && now < *fresh_until
+            && !self.tools_changed
+        {
+            return Ok(tools.clone());
+        }
+        let deadline = now + self.timeouts.connect;
         self.tools_changed = false;
+        self.cached_tools = None;
+        let mut ttl_ms: Option<i64> = None;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -512,6 +527,9 @@ impl McpClient {
                 },
                 deadline,
             )?;
+            // All pages share one freshness: keep the shortest ttlMs seen (absent or negative is 0).
+            let page_ttl = page.ttl_ms.unwrap_or(0).max(0);
+            ttl_ms = Some(ttl_ms.map_or(page_ttl, |t| t.min(page_ttl)));
             for t in page.tools {
                 let tool = p::Tool::from_value(t)
                     .map_err(|m| McpError::Protocol(format!("tools/list: {m}")))?;
@@ -519,9 +537,19 @@ impl McpClient {
                     tools.push(tool);
                 }
             }
+            let end = match &page.next_cursor {
+                None => true,
+                Some(c) => self.era == Era::Legacy && c.is_empty(),
+            };
+            if end {
+                if self.era == Era::Modern && ttl_ms.unwrap_or(0) > 0 {
+                    let ttl = Duration::from_millis(ttl_ms.unwrap_or(0) as u64);
+                    self.cached_tools = Some((now + ttl, tools.clone()));
+                }
+                return Ok(tools);
+            }
             match page.next_cursor {
                 None => return Ok(tools),
-                Some(c) if self.era == Era::Legacy && c.is_empty() => return Ok(tools),
                 Some(c) => {
                     if !seen.insert(c.clone()) {
                         return Err(McpError::Protocol(format!(

@@ -97,6 +97,19 @@ fn map_err(url: &str, e: ureq::Error) -> TransportError {
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             TransportError::Io(format!("cannot connect to {url}: connection refused"))
         }
+        ureq::Error::Io(io)
+            if url.starts_with("https://")
+                && matches!(
+                    io.kind(),
+                    std::io::ErrorKind::UnexpectedEof
+                        | std::io::ErrorKind::InvalidData
+                        | std::io::ErrorKind::ConnectionReset
+                ) =>
+        {
+            TransportError::Io(format!(
+                "TLS with {host} failed ({io}): does it serve https on that port?"
+            ))
+        }
         ureq::Error::Io(io) => TransportError::Io(format!("{url}: {io}")),
         ureq::Error::BadUri(m) => TransportError::Io(format!("bad URL {url:?}: {m}")),
         ureq::Error::Tls(m) => TransportError::Io(format!("TLS with {host} failed: {m}")),

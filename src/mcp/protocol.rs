@@ -222,14 +222,14 @@ pub fn params_for(era: Era, params: Value) -> Option<Value> {
         _ => Map::new(),
     };
     if era == Era::Modern {
-        obj.insert(
-            "_meta".into(),
+        static META: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
             json!({
-                PROTOCOL_VERSION_KEY: era.version(),
+                PROTOCOL_VERSION_KEY: Era::Modern.version(),
                 CLIENT_CAPABILITIES_KEY: {},
                 CLIENT_INFO_KEY: Implementation::tai(),
-            }),
-        );
+            })
+        });
+        obj.insert("_meta".into(), META.clone());
     }
     (!obj.is_empty()).then_some(Value::Object(obj))
 }

@@ -181,7 +181,12 @@ impl McpStdioTransport {
                     self.stdout = None;
                     break;
                 }
-                Ok(n) => self.lines.feed(&buf[..n], &mut frames),
+                Ok(n) => {
+                    self.lines.feed(&buf[..n], &mut frames);
+                    if n < buf.len() {
+                        break; // drained for now; poll says when there is more
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => {
@@ -297,7 +302,12 @@ impl Transport for McpStdioTransport {
     fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
         let mut line = msg.to_bytes();
         line.push(b'\n');
-        let mut at = 0;
+        // Try the write straight away (the pipe almost always has room); poll only when it
+        // is full, draining stdout and stderr meanwhile so the child never blocks on them.
+        let mut at = match self.stdin.is_some() && self.status.is_none() {
+            true => self.write_stdin(&line)?,
+            false => 0,
+        };
         while at < line.len() {
             if self.stdin.is_none() || self.status.is_some() {
                 return Err(self.exited());

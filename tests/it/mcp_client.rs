@@ -433,9 +433,97 @@ fn an_expired_http_session_is_renewed_once() {
     assert_eq!(inits, 2, "one re-initialize after the 404");
 }
 
+/// 2026 `tools/list` answers are reused while their `ttlMs` lasts, and dropped at once on
+/// `notifications/tools/list_changed`; legacy answers are never cached.
+#[test]
+fn tools_list_cache_follows_ttl_and_list_changed() {
+    use tai::mcp::client::{McpClient, ServerSpec, Timeouts};
+    use tai::mcp::era::EraChoice;
+    use tai::mcp::stdio::StdioSpec;
+    let t = Tai::new("ttl");
+    let lists = |flags: &[&str], name: &str, with_notify_call: bool| {
+        let log = t.dir.path().join(name);
+        let mut args: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        args.extend(["--log".to_string(), log.display().to_string()]);
+        let spec = ServerSpec::Stdio(StdioSpec {
+            command: stub_stdio().into(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+        });
+        let mut c = McpClient::connect(&spec, EraChoice::Auto, Timeouts::default()).unwrap();
+        let first = c.list_tools().unwrap();
+        if with_notify_call {
+            let mut a = serde_json::Map::new();
+            a.insert("text".into(), "x".into());
+            c.call_tool("echo", a).unwrap();
+            assert!(c.tools_changed);
+        }
+        assert_eq!(c.list_tools().unwrap(), first);
+        c.close();
+        methods(&stub_log(&log))
+            .iter()
+            .filter(|m| *m == "tools/list")
+            .count()
+    };
+    assert_eq!(
+        lists(
+            &["--era", "modern", "--tools-ttl-ms", "60000"],
+            "cached.log",
+            false
+        ),
+        1
+    );
+    assert_eq!(
+        lists(
+            &["--era", "modern", "--tools-ttl-ms", "0"],
+            "ttl0.log",
+            false
+        ),
+        2
+    );
+    assert_eq!(lists(&["--era", "legacy"], "legacy.log", false), 2);
+    assert_eq!(
+        lists(
+            &[
+                "--era",
+                "modern",
+                "--tools-ttl-ms",
+                "60000",
+                "--notify-before"
+            ],
+            "changed.log",
+            true
+        ),
+        2
+    );
+}
+
 #[test]
 fn http_failures_name_what_to_do() {
     let t = Tai::new("httpfail");
+    // TLS against a plain-HTTP server names the host
+    let stub = HttpStub::start(&["--era", "dual"]);
+    let https = stub.url.replace("http://", "https://");
+    let err = t.run(&["mcp", "probe", &https]).fails(1).to_string();
+    assert!(err.contains("TLS") && err.contains("127.0.0.1"), "{err}");
+    // a request body over the cap is refused before it is sent
+    let big = format!("{{\"text\":\"{}\"}}", "z".repeat(10_500_000));
+    let file = t.dir.path().join("big-args.json");
+    std::fs::write(&file, big).unwrap();
+    let err = t
+        .run(&[
+            "mcp",
+            "probe",
+            &stub.url,
+            "--call",
+            "echo",
+            "--args",
+            &format!("@{}", file.display()),
+        ])
+        .fails(1)
+        .to_string();
+    assert!(err.contains("over MCP_HTTP_MAX_BODY"), "{err}");
     let err = t
         .run(&["mcp", "probe", "http://127.0.0.1:9/mcp"])
         .fails(1)

@@ -1,0 +1,219 @@
+//! `tools/call` round trips on one persistent connection, side by side in one run:
+//! the raw floor (a bare line over a pipe to the same server), tai's `McpClient` and
+//! the Python SDK's client, over stdio; and tai vs the Python client over HTTP.
+//!
+//! Run: `tests/peers/install.sh && taskset -c 0 cargo bench --bench mcp_roundtrip`
+//! Each row is the median per-call time over ROUNDS rounds of CALLS calls, with the
+//! spread (min..max) of the round medians. The server is `tai-stub-mcp-stdio` /
+//! `tai-stub-mcp-http` (release build), whose own work per call is tiny.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+use tai::mcp::client::{McpClient, ServerSpec, Timeouts};
+use tai::mcp::era::{Era, EraChoice};
+use tai::mcp::http::HttpSpec;
+use tai::mcp::stdio::StdioSpec;
+
+const CALLS: usize = 2000;
+const ROUNDS: usize = 7;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Per-round medians in microseconds.
+fn rounds(mut one_call: impl FnMut()) -> Vec<f64> {
+    for _ in 0..200 {
+        one_call(); // warm-up
+    }
+    (0..ROUNDS)
+        .map(|_| {
+            let mut took: Vec<f64> = (0..CALLS)
+                .map(|_| {
+                    let t0 = Instant::now();
+                    one_call();
+                    t0.elapsed().as_secs_f64() * 1e6
+                })
+                .collect();
+            median(&mut took)
+        })
+        .collect()
+}
+
+fn stub_stdio() -> StdioSpec {
+    StdioSpec {
+        command: env!("CARGO_BIN_EXE_tai-stub-mcp-stdio").into(),
+        args: vec!["--era".into(), "dual".into()],
+        env: Vec::new(),
+        cwd: None,
+    }
+}
+
+/// The floor: the same request line written to the same server, its answer line read
+/// back, with no JSON-RPC bookkeeping at all. `modern` sends the 2026 form (with `_meta`),
+/// which the server answers with a larger result.
+fn floor(modern: bool) -> Vec<f64> {
+    let spec = stub_stdio();
+    let mut child = Command::new(&spec.command)
+        .args(&spec.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the stub");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"floor","version":"0"}}});
+    let mut line = String::new();
+    writeln!(stdin, "{init}").unwrap();
+    stdout.read_line(&mut line).unwrap();
+    let mut call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ping"}}});
+    if modern {
+        call["params"]["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0"},
+        });
+    }
+    let call = call.to_string();
+    let r = rounds(|| {
+        writeln!(stdin, "{call}").unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+    });
+    drop(stdin);
+    let _ = child.wait();
+    r
+}
+
+fn tai(spec: ServerSpec, era: Era) -> Vec<f64> {
+    let mut client =
+        McpClient::connect(&spec, EraChoice::Pinned(era), Timeouts::default()).expect("connect");
+    let mut args = Map::new();
+    args.insert("text".into(), Value::from("ping"));
+    let r = rounds(|| {
+        let res = client.call_tool("echo", args.clone()).expect("call");
+        assert!(!res.is_error);
+    });
+    client.close();
+    r
+}
+
+fn python(kind: &str, target: &str, mode: &str) -> Option<Vec<f64>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let py = format!("{root}/.peers/venv/bin/python");
+    if !std::path::Path::new(&py).exists() {
+        eprintln!("(the Python SDK is not installed: run tests/peers/install.sh)");
+        return None;
+    }
+    let calls = (CALLS / 4).to_string(); // the Python client is slow; fewer calls per round
+    let out = Command::new(py)
+        .args([
+            &format!("{root}/tests/bench/py_client.py"),
+            kind,
+            target,
+            &calls,
+            &ROUNDS.to_string(),
+            mode,
+        ])
+        .output()
+        .ok()?;
+    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
+struct HttpStub(std::process::Child, String);
+
+impl HttpStub {
+    fn start() -> HttpStub {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-http"))
+            .args(["--era", "dual"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the HTTP stub");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().trim_start_matches("listening on ").to_string();
+        HttpStub(child, url)
+    }
+}
+
+impl Drop for HttpStub {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn row(name: &str, r: &[f64], floor: f64) {
+    let mut s = r.to_vec();
+    let m = median(&mut s);
+    let (lo, hi) = (s[0], s[s.len() - 1]);
+    println!(
+        "{name:<40} {m:>9.1} {lo:>9.1}..{hi:<9.1} {:>6.2}x",
+        m / floor
+    );
+}
+
+fn main() {
+    let stub_cmd = format!("{} --era dual", env!("CARGO_BIN_EXE_tai-stub-mcp-stdio"));
+    println!("tools/call `echo` round trips, one persistent connection; µs per call");
+    println!(
+        "{:<40} {:>9} {:>20} {:>7}",
+        "client", "median", "spread (rounds)", "/floor"
+    );
+    println!("(/floor: against the bare pipe in the same era; HTTP rows against the 2025 pipe)");
+    let f = floor(false);
+    let fm = median(&mut f.clone());
+    row("floor: bare line over a pipe, 2025-11-25", &f, fm);
+    let f26 = floor(true);
+    let fm26 = median(&mut f26.clone());
+    row("floor: bare line over a pipe, 2026-07-28", &f26, fm26);
+    row(
+        "tai McpClient, stdio, 2025-11-25",
+        &tai(ServerSpec::Stdio(stub_stdio()), Era::Legacy),
+        fm,
+    );
+    row(
+        "tai McpClient, stdio, 2026-07-28",
+        &tai(ServerSpec::Stdio(stub_stdio()), Era::Modern),
+        fm26,
+    );
+    if let Some(p) = python("stdio", &stub_cmd, "legacy") {
+        row("Python mcp 2.3.0 client, stdio, 2025-11-25", &p, fm);
+    }
+    if let Some(p) = python("stdio", &stub_cmd, "2026-07-28") {
+        row("Python mcp 2.3.0 client, stdio, 2026-07-28", &p, fm26);
+    }
+    let stub = HttpStub::start();
+    let http = || {
+        ServerSpec::Http(HttpSpec {
+            url: stub.1.clone(),
+            headers: Vec::new(),
+        })
+    };
+    row(
+        "tai McpClient, HTTP, 2025-11-25",
+        &tai(http(), Era::Legacy),
+        fm,
+    );
+    row(
+        "tai McpClient, HTTP, 2026-07-28",
+        &tai(http(), Era::Modern),
+        fm,
+    );
+    if let Some(p) = python("http", &stub.1, "legacy") {
+        row("Python mcp 2.3.0 client, HTTP, 2025-11-25", &p, fm);
+    }
+    if let Some(p) = python("http", &stub.1, "2026-07-28") {
+        row("Python mcp 2.3.0 client, HTTP, 2026-07-28", &p, fm);
+    }
+}
