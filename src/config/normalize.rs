@@ -1,0 +1,810 @@
+//! `mcp_normalize`: a pasted server config in any common shape → tai's server entries (pure).
+//!
+//! Accepted: JSON with a `mcpServers` wrapper (Claude Desktop, Cursor, Claude Code), a
+//! `servers` wrapper (VS Code, with `inputs`), or one bare entry; TOML with
+//! `[mcp_servers.NAME]` tables (Codex); a URL; a command line. Every field of the input
+//! is mapped or named in a note: nothing is dropped silently.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::expand::cursor_to_plain;
+use crate::mcp::era::EraChoice;
+
+/// How to reach a server, with `${VAR}` references still in place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Leg {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<String>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One normalized server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub leg: Leg,
+    pub protocol: EraChoice,
+    /// Only these tools are offered (`None`: all).
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+    /// TOML `enabled` (and JSON `disabled`): the registering profile's enablement.
+    pub enabled: Option<bool>,
+}
+
+/// What was pasted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    ConfigJson,
+    ConfigToml,
+    Explicit,
+    Github { owner: String, repo: String },
+}
+
+impl Source {
+    pub fn as_str(&self) -> String {
+        match self {
+            Source::ConfigJson => "config-json".into(),
+            Source::ConfigToml => "config-toml".into(),
+            Source::Explicit => "explicit".into(),
+            Source::Github { owner, repo } => format!("github:{owner}/{repo}"),
+        }
+    }
+}
+
+/// The normalizer's answer: the entries, entries refused with why, and notes for the user.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Normalized {
+    pub entries: Vec<Entry>,
+    pub refused: Vec<(String, String)>,
+    pub notes: Vec<String>,
+    pub source: Option<Source>,
+}
+
+/// Why nothing could be read at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NormalizeError {
+    /// Malformed JSON/TOML, with line and column.
+    Syntax(String),
+    /// A GitHub URL: not a config; the resolver handles it.
+    Github {
+        owner: String,
+        repo: String,
+        rest: String,
+    },
+    Empty,
+    Unrecognized(String),
+}
+
+impl std::fmt::Display for NormalizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NormalizeError::Syntax(m) => f.write_str(m),
+            NormalizeError::Github { owner, repo, .. } => write!(
+                f,
+                "github.com/{owner}/{repo} is a repository, not a server config: paste the server's \
+                 JSON or TOML entry (from its README), or its command line"
+            ),
+            NormalizeError::Empty => {
+                f.write_str("nothing to add: paste a server config, a command line or a URL")
+            }
+            NormalizeError::Unrecognized(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Names: `[A-Za-z0-9_-]`, 1 to 64 characters.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A name for an entry that came without one (a bare entry, a URL, a command line).
+pub fn derive_name(leg: &Leg) -> String {
+    let raw = match leg {
+        Leg::Http { url, .. } => url
+            .split("://")
+            .nth(1)
+            .and_then(|r| r.split(['/', ':', '?']).next())
+            .unwrap_or("server")
+            .to_string(),
+        Leg::Stdio { command, args, .. } => {
+            // `npx -y @scope/server-foo@1` → server-foo; `uvx mcp-server-time` → mcp-server-time
+            let runner = [
+                "npx", "uvx", "bunx", "pnpx", "docker", "node", "python", "python3", "deno",
+            ];
+            let base = command.rsplit('/').next().unwrap_or(command);
+            let positional = |a: &&String| !a.starts_with('-');
+            let pick = if base == "docker" {
+                args.iter()
+                    .rfind(positional)
+                    .cloned()
+                    .unwrap_or(base.to_string()) // the image
+            } else if runner.contains(&base) {
+                args.iter()
+                    .find(positional)
+                    .cloned()
+                    .unwrap_or(base.to_string()) // the package or script
+            } else {
+                base.to_string()
+            };
+            let pick = pick.rsplit('/').next().unwrap_or(&pick).to_string();
+            pick.split('@')
+                .find(|s| !s.is_empty())
+                .unwrap_or("server")
+                .trim_end_matches(".py")
+                .trim_end_matches(".js")
+                .to_string()
+        }
+    };
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    name.truncate(64);
+    let name = name.trim_matches('-').to_string();
+    if name.is_empty() {
+        "server".into()
+    } else {
+        name
+    }
+}
+
+/// Normalize pasted text. `windows` wraps `npx` in `cmd /c` (passed in to stay pure).
+pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError> {
+    let t = text.trim().trim_start_matches('\u{feff}');
+    if t.is_empty() {
+        return Err(NormalizeError::Empty);
+    }
+    if let Some(gh) = github(t) {
+        return Err(gh);
+    }
+    let mut n = if t.starts_with('{') {
+        let v: Value = serde_json::from_str(t).map_err(|e| {
+            NormalizeError::Syntax(format!(
+                "JSON error at line {}, column {}: {e}",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        json_doc(&v)?
+    } else if t.starts_with("http://") || t.starts_with("https://") {
+        let leg = Leg::Http {
+            url: t.to_string(),
+            headers: BTreeMap::new(),
+        };
+        let mut n = Normalized {
+            source: Some(Source::Explicit),
+            ..Normalized::default()
+        };
+        n.entries.push(entry(derive_name(&leg), leg));
+        n
+    } else if t.starts_with('[') || looks_like_toml(t) {
+        toml_doc(t)?
+    } else {
+        let mut words = crate::mcp::entry::split_words(t).map_err(NormalizeError::Unrecognized)?;
+        let command = words.remove(0);
+        let leg = Leg::Stdio {
+            command,
+            args: words,
+            env: BTreeMap::new(),
+            cwd: None,
+        };
+        let mut n = Normalized {
+            source: Some(Source::Explicit),
+            ..Normalized::default()
+        };
+        n.entries.push(entry(derive_name(&leg), leg));
+        n
+    };
+    if windows {
+        for e in &mut n.entries {
+            if let Leg::Stdio { command, args, .. } = &mut e.leg
+                && command == "npx"
+            {
+                args.insert(0, "npx".into());
+                args.insert(0, "/c".into());
+                *command = "cmd".into();
+            }
+        }
+    }
+    Ok(n)
+}
+
+fn entry(name: String, leg: Leg) -> Entry {
+    Entry {
+        name,
+        leg,
+        protocol: EraChoice::Auto,
+        allow: None,
+        deny: Vec::new(),
+        enabled: None,
+    }
+}
+
+fn github(t: &str) -> Option<NormalizeError> {
+    let rest = t
+        .strip_prefix("https://")
+        .or_else(|| t.strip_prefix("http://"))
+        .unwrap_or(t);
+    let rest = rest
+        .strip_prefix("www.")
+        .unwrap_or(rest)
+        .strip_prefix("github.com/")?;
+    let mut parts = rest.splitn(3, '/');
+    let owner = parts.next().filter(|s| !s.is_empty())?.to_string();
+    let repo = parts
+        .next()
+        .filter(|s| !s.is_empty())?
+        .trim_end_matches(".git")
+        .to_string();
+    Some(NormalizeError::Github {
+        owner,
+        repo,
+        rest: parts.next().unwrap_or("").to_string(),
+    })
+}
+
+fn looks_like_toml(t: &str) -> bool {
+    t.lines()
+        .any(|l| l.trim_start().starts_with("[mcp_servers"))
+}
+
+// ---- JSON -------------------------------------------------------------------------------
+
+fn json_doc(v: &Value) -> Result<Normalized, NormalizeError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| NormalizeError::Unrecognized("the JSON must be an object".into()))?;
+    let mut n = Normalized {
+        source: Some(Source::ConfigJson),
+        ..Normalized::default()
+    };
+    let wrapper = ["mcpServers", "servers", "mcp_servers", "context_servers"]
+        .into_iter()
+        .find(|w| obj.contains_key(*w));
+    let Some(wrapper) = wrapper else {
+        if obj.contains_key("command") || obj.contains_key("url") || obj.contains_key("serverUrl") {
+            match json_entry("", obj, &mut n.notes) {
+                Ok(mut e) => {
+                    e.name = derive_name(&e.leg);
+                    n.entries.push(e);
+                }
+                Err(why) => n.refused.push(("(entry)".into(), why)),
+            }
+            return Ok(n);
+        }
+        return Err(NormalizeError::Unrecognized(
+            "this JSON has no mcpServers or servers wrapper and is not one server entry (it needs \"command\" or \"url\")".into(),
+        ));
+    };
+    let servers = obj[wrapper].as_object().ok_or_else(|| {
+        NormalizeError::Unrecognized(format!("\"{wrapper}\" must be an object of servers"))
+    })?;
+    for key in obj.keys().filter(|k| *k != wrapper) {
+        match key.as_str() {
+            "inputs" => {
+                for input in obj["inputs"].as_array().into_iter().flatten() {
+                    if let Some(id) = input.get("id").and_then(Value::as_str) {
+                        n.notes.push(format!(
+                            "input {id:?} is read from the vault secret {id:?} at use time (`tai vault secret set {id}`)"
+                        ));
+                    }
+                }
+            }
+            other => n.notes.push(format!(
+                "ignored the top-level key {other:?} (not a server)"
+            )),
+        }
+    }
+    for (name, v) in servers {
+        let Some(o) = v.as_object() else {
+            n.refused
+                .push((name.clone(), "the entry is not an object".into()));
+            continue;
+        };
+        if !valid_name(name) {
+            n.refused.push((
+                name.clone(),
+                format!("{name:?} is not a valid server name (use A-Z a-z 0-9 _ -, at most 64)"),
+            ));
+            continue;
+        }
+        match json_entry(name, o, &mut n.notes) {
+            Ok(e) => n.entries.push(e),
+            Err(why) => n.refused.push((name.clone(), why)),
+        }
+    }
+    Ok(n)
+}
+
+fn strings(key: &str, v: &Value, name: &str) -> Result<BTreeMap<String, String>, String> {
+    match v {
+        Value::Null => Ok(BTreeMap::new()),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), cursor_to_plain(s))),
+                Value::Number(x) => Ok((k.clone(), x.to_string())),
+                Value::Bool(b) => Ok((k.clone(), b.to_string())),
+                other => Err(format!(
+                    "{name}: \"{key}.{k}\" must be a string, not {other}"
+                )),
+            })
+            .collect(),
+        _ => Err(format!("{name}: \"{key}\" must be an object of strings")),
+    }
+}
+
+fn json_entry(
+    name: &str,
+    o: &serde_json::Map<String, Value>,
+    notes: &mut Vec<String>,
+) -> Result<Entry, String> {
+    let label = if name.is_empty() { "the entry" } else { name };
+    let ty = o
+        .get("type")
+        .or_else(|| o.get("transport"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if ty == "sse" {
+        return Err("type \"sse\" is the legacy HTTP+SSE transport, which tai does not support (use a Streamable HTTP URL)".into());
+    }
+    let url = o
+        .get("url")
+        .or_else(|| o.get("serverUrl"))
+        .and_then(Value::as_str);
+    let leg = if let Some(url) = url {
+        if !matches!(ty, "" | "http" | "streamable-http" | "streamableHttp") {
+            return Err(format!("unknown type {ty:?} for a URL entry"));
+        }
+        Leg::Http {
+            url: cursor_to_plain(url),
+            headers: strings("headers", o.get("headers").unwrap_or(&Value::Null), label)?,
+        }
+    } else {
+        let command = o
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or("the entry needs \"command\" or \"url\"")?;
+        let args = match o.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| match x {
+                    Value::String(s) => Ok(cursor_to_plain(s)),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err(format!("{label}: \"args\" must be strings")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(format!("{label}: \"args\" must be an array")),
+        };
+        Leg::Stdio {
+            command: cursor_to_plain(command),
+            args,
+            env: strings("env", o.get("env").unwrap_or(&Value::Null), label)?,
+            cwd: o.get("cwd").and_then(Value::as_str).map(cursor_to_plain),
+        }
+    };
+    let mut e = entry(name.to_string(), leg);
+    for (k, v) in o {
+        match k.as_str() {
+            "command" | "args" | "env" | "cwd" | "url" | "serverUrl" | "headers" | "type" | "transport" => {}
+            "protocol" => {
+                e.protocol = v.as_str().and_then(EraChoice::parse).ok_or_else(|| {
+                    format!("{label}: \"protocol\" must be auto, 2025-11-25 or 2026-07-28")
+                })?
+            }
+            "disabled" => e.enabled = v.as_bool().map(|d| !d),
+            "enabled" => e.enabled = v.as_bool(),
+            "enabled_tools" | "allowedTools" => e.allow = Some(str_list(v)),
+            "disabled_tools" => e.deny = str_list(v),
+            "envFile" => notes.push(format!(
+                "{label}: \"envFile\" is not read; put the variables in \"env\", or in the vault (`tai vault secret set NAME`) and refer to them as ${{NAME}}"
+            )),
+            "timeout" | "startup_timeout_sec" | "startup_timeout_ms" | "tool_timeout_sec" | "initTimeout" => notes.push(format!(
+                "{label}: \"{k}\" is ignored: tai's caps govern (connect 20 s, call 60 s)"
+            )),
+            other => notes.push(format!("{label}: dropped the field {other:?} (tai has no use for it)")),
+        }
+    }
+    Ok(e)
+}
+
+fn str_list(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+// ---- TOML (Codex) --------------------------------------------------------------------------
+
+fn toml_doc(t: &str) -> Result<Normalized, NormalizeError> {
+    let doc: toml::Table = toml::from_str(t).map_err(|e| {
+        let at = e.span().map(|s| {
+            let before = &t[..s.start.min(t.len())];
+            (
+                before.matches('\n').count() + 1,
+                before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1,
+            )
+        });
+        match at {
+            Some((l, c)) => NormalizeError::Syntax(format!(
+                "TOML error at line {l}, column {c}: {}",
+                e.message()
+            )),
+            None => NormalizeError::Syntax(format!("TOML error: {}", e.message())),
+        }
+    })?;
+    let mut n = Normalized {
+        source: Some(Source::ConfigToml),
+        ..Normalized::default()
+    };
+    let Some(servers) = doc.get("mcp_servers") else {
+        return Err(NormalizeError::Unrecognized(
+            "this TOML has no [mcp_servers.NAME] tables".into(),
+        ));
+    };
+    let others: Vec<&str> = doc
+        .keys()
+        .filter(|k| *k != "mcp_servers")
+        .map(String::as_str)
+        .collect();
+    if !others.is_empty() {
+        n.notes.push(format!(
+            "ignored top-level keys that are not MCP servers: {}",
+            others.join(", ")
+        ));
+    }
+    let servers = servers
+        .as_table()
+        .ok_or_else(|| NormalizeError::Unrecognized("mcp_servers must be a table".into()))?;
+    for (name, v) in servers {
+        let Some(tbl) = v.as_table() else {
+            n.refused.push((name.clone(), "not a table".into()));
+            continue;
+        };
+        if !valid_name(name) {
+            n.refused.push((
+                name.clone(),
+                format!("{name:?} is not a valid server name (use A-Z a-z 0-9 _ -, at most 64)"),
+            ));
+            continue;
+        }
+        // Map TOML to JSON so one set of rules reads both.
+        let json: Value = serde_json::to_value(tbl).unwrap_or(Value::Null);
+        match toml_entry(name, &json, &mut n.notes) {
+            Ok(e) => n.entries.push(e),
+            Err(why) => n.refused.push((name.clone(), why)),
+        }
+    }
+    Ok(n)
+}
+
+fn toml_entry(name: &str, v: &Value, notes: &mut Vec<String>) -> Result<Entry, String> {
+    let mut o = v.as_object().cloned().unwrap_or_default();
+    // env_vars: names passed through from tai's environment → env NAME = ${NAME}
+    if let Some(vars) = o.remove("env_vars") {
+        let env = o
+            .entry("env")
+            .or_insert_with(|| Value::Object(Default::default()));
+        for var in str_list(&vars) {
+            if let Some(m) = env.as_object_mut() {
+                m.entry(var.clone())
+                    .or_insert(Value::String(format!("${{{var}}}")));
+            }
+        }
+    }
+    let mut headers = serde_json::Map::new();
+    if let Some(Value::Object(h)) = o.remove("http_headers") {
+        headers.extend(h);
+    }
+    if let Some(Value::Object(h)) = o.remove("env_http_headers") {
+        for (header, var) in h {
+            if let Some(var) = var.as_str() {
+                headers.insert(header, Value::String(format!("${{{var}}}")));
+            }
+        }
+    }
+    if let Some(var) = o.remove("bearer_token_env_var") {
+        let var = var
+            .as_str()
+            .ok_or("bearer_token_env_var must be a string")?;
+        headers.insert(
+            "Authorization".into(),
+            Value::String(format!("Bearer ${{{var}}}")),
+        );
+    }
+    if !headers.is_empty() {
+        o.insert("headers".into(), Value::Object(headers));
+    }
+    json_entry(name, &o, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(cmd: &str, args: &[&str], env: &[(&str, &str)]) -> Leg {
+        Leg::Stdio {
+            command: cmd.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            cwd: None,
+        }
+    }
+
+    fn http(url: &str, headers: &[(&str, &str)]) -> Leg {
+        Leg::Http {
+            url: url.into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn ok(text: &str) -> Normalized {
+        normalize(text, false).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    #[test]
+    fn claude_desktop_with_several_servers() {
+        let n = ok(r#"{"mcpServers": {
+            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]},
+            "github": {"command": "docker", "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+                       "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}},
+            "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${API_KEY}"}}
+        }}"#);
+        assert_eq!(n.source, Some(Source::ConfigJson));
+        let names: Vec<&str> = n.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["filesystem", "github", "remote"]);
+        assert_eq!(
+            n.entries[0].leg,
+            stdio(
+                "npx",
+                &[
+                    "-y",
+                    "@modelcontextprotocol/server-filesystem",
+                    "/Users/me/Desktop"
+                ],
+                &[]
+            )
+        );
+        assert_eq!(
+            n.entries[2].leg,
+            http(
+                "https://mcp.example.com/mcp",
+                &[("Authorization", "Bearer ${API_KEY}")]
+            )
+        );
+        assert!(n.notes.is_empty() && n.refused.is_empty(), "{n:?}");
+    }
+
+    #[test]
+    fn cursor_with_env_forms_and_env_file() {
+        let n = ok(
+            r#"{"mcpServers": {"db": {"command": "uvx", "args": ["mcp-server-postgres", "${env:DATABASE_URL}"],
+            "env": {"PGPASSWORD": "${env:PGPASSWORD}"}, "envFile": ".env", "timeout": 30000, "alwaysAllow": ["query"]}}}"#,
+        );
+        assert_eq!(
+            n.entries[0].leg,
+            stdio(
+                "uvx",
+                &["mcp-server-postgres", "${DATABASE_URL}"],
+                &[("PGPASSWORD", "${PGPASSWORD}")]
+            )
+        );
+        let notes = n.notes.join("\n");
+        assert!(notes.contains("\"envFile\" is not read"), "{notes}");
+        assert!(notes.contains("\"timeout\" is ignored"), "{notes}");
+        assert!(
+            notes.contains("dropped the field \"alwaysAllow\""),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn vscode_with_inputs() {
+        let n = ok(
+            r#"{"inputs": [{"type": "promptString", "id": "gh-token", "description": "GitHub token", "password": true}],
+            "servers": {
+                "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${input:gh-token}"}},
+                "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}
+            }}"#,
+        );
+        assert_eq!(
+            n.entries[0].leg,
+            http(
+                "https://api.githubcopilot.com/mcp/",
+                &[("Authorization", "Bearer ${input:gh-token}")]
+            )
+        );
+        assert_eq!(n.entries[1].leg, stdio("uvx", &["mcp-server-time"], &[]));
+        assert!(
+            n.notes
+                .iter()
+                .any(|m| m.contains("tai vault secret set gh-token")),
+            "{:?}",
+            n.notes
+        );
+    }
+
+    #[test]
+    fn codex_toml_with_every_key() {
+        let n = ok(r#"
+model = "o3"
+approval_policy = "never"
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "mcp-docs"]
+env = { DOCS_TOKEN = "abc" }
+env_vars = ["HOME_DIR"]
+cwd = "/srv/docs"
+enabled = false
+enabled_tools = ["search", "read"]
+disabled_tools = ["delete"]
+startup_timeout_sec = 20
+tool_timeout_sec = 60
+
+[mcp_servers.remote]
+url = "https://mcp.example.com/mcp"
+http_headers = { "X-Team" = "core" }
+env_http_headers = { "X-Api-Key" = "EXAMPLE_KEY" }
+bearer_token_env_var = "EXAMPLE_TOKEN"
+protocol = "2026-07-28"
+"#);
+        assert_eq!(n.source, Some(Source::ConfigToml));
+        let docs = &n.entries[0];
+        assert_eq!(
+            docs.leg,
+            Leg::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "mcp-docs".into()],
+                env: [
+                    ("DOCS_TOKEN".to_string(), "abc".to_string()),
+                    ("HOME_DIR".to_string(), "${HOME_DIR}".to_string())
+                ]
+                .into(),
+                cwd: Some("/srv/docs".into()),
+            }
+        );
+        assert_eq!(
+            (docs.enabled, docs.allow.clone(), docs.deny.clone()),
+            (
+                Some(false),
+                Some(vec!["search".into(), "read".into()]),
+                vec!["delete".into()]
+            )
+        );
+        let remote = &n.entries[1];
+        assert_eq!(
+            remote.leg,
+            http(
+                "https://mcp.example.com/mcp",
+                &[
+                    ("Authorization", "Bearer ${EXAMPLE_TOKEN}"),
+                    ("X-Api-Key", "${EXAMPLE_KEY}"),
+                    ("X-Team", "core")
+                ]
+            )
+        );
+        assert_eq!(
+            remote.protocol,
+            EraChoice::Pinned(crate::mcp::era::Era::Modern)
+        );
+        let notes = n.notes.join("\n");
+        assert!(
+            notes.contains(
+                "ignored top-level keys that are not MCP servers: approval_policy, model"
+            ),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("docs: \"startup_timeout_sec\" is ignored")
+                && notes.contains("\"tool_timeout_sec\" is ignored"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn bare_entries_urls_and_command_lines() {
+        let n =
+            ok(r#"{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}"#);
+        assert_eq!(n.entries[0].name, "server-everything");
+        let n = ok(r#"{"url": "http://127.0.0.1:3001/mcp"}"#);
+        assert_eq!(
+            (n.entries[0].name.as_str(), &n.entries[0].leg),
+            ("127-0-0-1", &http("http://127.0.0.1:3001/mcp", &[]))
+        );
+        let n = ok("https://mcp.deepwiki.com/mcp");
+        assert_eq!(
+            (n.entries[0].name.as_str(), n.source.clone()),
+            ("mcp-deepwiki-com", Some(Source::Explicit))
+        );
+        let n = ok("uvx mcp-server-time --local-timezone 'Europe/Oslo'");
+        assert_eq!(
+            n.entries[0].leg,
+            stdio(
+                "uvx",
+                &["mcp-server-time", "--local-timezone", "Europe/Oslo"],
+                &[]
+            )
+        );
+        assert_eq!(n.entries[0].name, "mcp-server-time");
+        assert_eq!(
+            ok("docker run -i --rm ghcr.io/github/github-mcp-server").entries[0].name,
+            "github-mcp-server"
+        );
+        assert_eq!(ok("python3 /opt/srv/weather.py").entries[0].name, "weather");
+    }
+
+    #[test]
+    fn refusals_and_errors() {
+        let n = ok(
+            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}, "bad name": {"command": "x"}, "ok": {"command": "x"}}}"#,
+        );
+        assert_eq!(n.entries.len(), 1);
+        let refused: Vec<&str> = n.refused.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(refused, ["bad name", "old"]);
+        assert!(n.refused[1].1.contains("legacy HTTP+SSE"));
+        for (text, want) in [
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}",
+                "JSON error at line 2, column",
+            ),
+            (
+                "[mcp_servers.a]\ncommand = \n",
+                "TOML error at line 2, column",
+            ),
+            ("", "nothing to add"),
+            ("{\"name\": \"x\"}", "no mcpServers or servers wrapper"),
+            (
+                "https://github.com/modelcontextprotocol/servers/tree/main/src/time",
+                "is a repository",
+            ),
+        ] {
+            let e = normalize(text, false).expect_err(text).to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn npx_is_wrapped_on_windows_only() {
+        let n = normalize("npx -y pkg", true).unwrap();
+        assert_eq!(
+            n.entries[0].leg,
+            stdio("cmd", &["/c", "npx", "-y", "pkg"], &[])
+        );
+        let n = normalize("uvx pkg", true).unwrap();
+        assert_eq!(n.entries[0].leg, stdio("uvx", &["pkg"], &[]));
+        assert_eq!(
+            normalize("npx -y pkg", false).unwrap().entries[0].leg,
+            stdio("npx", &["-y", "pkg"], &[])
+        );
+    }
+}
