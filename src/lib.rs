@@ -13,6 +13,7 @@
 //! Invariants (see docs/ARCHITECTURE.md): no threads, every wait has a deadline, pure
 //! protocol cores with few I/O owners, nothing lost and no secret leaked.
 
+pub mod approval;
 pub mod cli;
 pub mod config;
 pub mod entropy;
@@ -20,4 +21,5 @@ pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod term;
+pub mod tools;
 pub mod vault;

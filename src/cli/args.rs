@@ -34,6 +34,39 @@ pub enum Command {
 #[derive(Clone, Debug, PartialEq)]
 pub enum McpCmd {
     Probe(ProbeArgs),
+    Add {
+        source: String,
+        name: Option<String>,
+        replace: bool,
+        json: bool,
+    },
+    Import {
+        file: String,
+        replace: bool,
+        json: bool,
+    },
+    List {
+        json: bool,
+    },
+    Enable {
+        server: String,
+    },
+    Disable {
+        server: String,
+    },
+    Remove {
+        server: String,
+    },
+    Tools {
+        server: Option<String>,
+        json: bool,
+    },
+    Call {
+        server: String,
+        tool: String,
+        args: Option<String>,
+        json: bool,
+    },
 }
 
 /// `tai mcp probe SOURCE ...`
@@ -447,16 +480,100 @@ impl Parser {
 
 impl Parser {
     fn mcp(&mut self) -> Result<Command> {
-        let sub = match self.positional("a subcommand: probe", "mcp")? {
+        let sub = match self.positional(
+            "a subcommand: probe, add, import, list, enable, disable, remove, tools or call",
+            "mcp",
+        )? {
             Ok(s) => s,
             Err(t) => return Ok(Command::Help(t)),
         };
-        match sub.as_str() {
-            "probe" => self.probe(),
-            other => Err(UsageError(format!(
-                "unknown mcp command '{other}' (see 'tai mcp --help')"
-            ))),
+        if sub == "probe" {
+            return self.probe();
         }
+        // The rest share one shape: positionals, then --json, --name N, --replace.
+        let (mut pos, mut json, mut name, mut replace) = (Vec::new(), false, None, false);
+        loop {
+            match self.next()? {
+                Step::End => break,
+                Step::Help => return Ok(Command::Help("mcp")),
+                Step::Arg(Value(v)) => pos.push(string(v, "argument")?),
+                Step::Arg(Long("json")) => json = true,
+                Step::Arg(Long("replace")) if matches!(sub.as_str(), "add" | "import") => {
+                    replace = true
+                }
+                Step::Arg(Long("name")) if sub == "add" => {
+                    name = Some(string(self.inner.value()?, "--name")?)
+                }
+                Step::Arg(a) => return Err(unexpected(a, "mcp")),
+            }
+        }
+        let want = |n: usize, what: &str| -> Result<()> {
+            if pos.len() < n {
+                return Err(UsageError(format!(
+                    "'tai mcp {sub}' needs {what} (see 'tai mcp --help')"
+                )));
+            }
+            Ok(())
+        };
+        let cmd = match sub.as_str() {
+            "add" => {
+                want(
+                    1,
+                    "a SOURCE: a config file, - for stdin, or the config text itself",
+                )?;
+                McpCmd::Add {
+                    source: pos.remove(0),
+                    name,
+                    replace,
+                    json,
+                }
+            }
+            "import" => {
+                want(1, "a FILE")?;
+                McpCmd::Import {
+                    file: pos.remove(0),
+                    replace,
+                    json,
+                }
+            }
+            "list" | "ls" => McpCmd::List { json },
+            "enable" | "disable" | "remove" | "rm" => {
+                want(1, "a SERVER name")?;
+                let server = pos.remove(0);
+                match sub.as_str() {
+                    "enable" => McpCmd::Enable { server },
+                    "disable" => McpCmd::Disable { server },
+                    _ => McpCmd::Remove { server },
+                }
+            }
+            "tools" => McpCmd::Tools {
+                server: (!pos.is_empty()).then(|| pos.remove(0)),
+                json,
+            },
+            "call" => {
+                want(2, "a SERVER and a TOOL")?;
+                let server = pos.remove(0);
+                let tool = pos.remove(0);
+                McpCmd::Call {
+                    server,
+                    tool,
+                    args: (!pos.is_empty()).then(|| pos.remove(0)),
+                    json,
+                }
+            }
+            other => {
+                return Err(UsageError(format!(
+                    "unknown mcp command '{other}' (see 'tai mcp --help')"
+                )));
+            }
+        };
+        if !pos.is_empty() {
+            return Err(UsageError(format!(
+                "unexpected argument '{}' (see 'tai mcp --help')",
+                pos[0]
+            )));
+        }
+        Ok(Command::Mcp(cmd))
     }
 
     fn probe(&mut self) -> Result<Command> {
@@ -567,6 +684,8 @@ const KNOWN_LONG: &[&str] = &[
     "connect-timeout",
     "call-timeout",
     "probe-timeout",
+    "name",
+    "replace",
 ];
 
 fn help_cmd(ctx: &str) -> String {
@@ -742,6 +861,11 @@ mod tests {
             ),
             (&["mcp", "probe", "x", "y"], "unexpected argument 'y'"),
             (&["mcp", "frob"], "unknown mcp command"),
+            (&["mcp", "add"], "needs a SOURCE"),
+            (&["mcp", "call", "srv"], "needs a SERVER and a TOOL"),
+            (&["mcp", "enable"], "needs a SERVER"),
+            (&["mcp", "list", "--replace"], "unknown option '--replace'"),
+            (&["mcp", "list", "extra"], "unexpected argument 'extra'"),
         ];
         for (args, want) in table {
             let e = err(args);

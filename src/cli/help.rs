@@ -91,9 +91,24 @@ const MCP: &str = "\
 MCP servers.
 
 Usage:
+  tai mcp add SOURCE [--name N] [--replace] [--json]   verify a server live and store it
+  tai mcp import FILE [--replace] [--json]             add every server of an editor config
+  tai mcp list [--json]                                stored servers, their profiles and tools
+  tai mcp enable SERVER | disable SERVER               for the current profile (or --profile P)
+  tai mcp remove SERVER                                asks first; removes tools and pins too
+  tai mcp tools [SERVER] [--json]                      stored tools and their pin state
+  tai mcp call SERVER TOOL [JSON] [--json]             call one tool (approval as for any call)
   tai mcp probe SOURCE [--json] [--protocol auto|2025-11-25|2026-07-28] [--header 'K: V']...
                        [--call TOOL [--args JSON] [--repeat N]]
                        [--connect-timeout S] [--call-timeout S] [--probe-timeout S]
+
+SOURCE for add is a file path, - for stdin, or the text itself, in any common shape:
+Claude Desktop / Cursor / Claude Code `mcpServers` JSON, VS Code `servers` JSON (with
+`inputs`), Codex `[mcp_servers.NAME]` TOML, one bare entry, a URL, or a command line.
+tai shows the exact command (secrets masked) and asks before running it (--auto and
+--yolo approve), checks it live, and stores it with its tools pinned. ${VAR} and
+${VAR:-default} come from the environment, then vault secrets; ${input:id} from the
+vault secret `id`. A stored server is disabled until enabled for a profile.
 
 `probe` connects to one server, prints the protocol era it speaks, its name, instructions
 and tools, then shuts it down. It stores nothing. SOURCE is one of:

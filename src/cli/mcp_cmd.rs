@@ -7,14 +7,325 @@ use serde_json::{Map, Value, json};
 
 use super::args::{McpCmd, ProbeArgs};
 use super::render::{out, table};
-use super::{Failure, Result};
+use super::{Context, Failure, Result};
+use crate::approval::{Approver, TerminalApprover};
+use crate::config::normalize::normalize;
+use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
+use crate::mcp::dispatch;
 use crate::mcp::era::{Era, EraChoice};
+use crate::mcp::intake::{self, AddOptions};
 use crate::mcp::protocol::Tool;
+use crate::mcp::store;
+use crate::vault::audit::Event;
 
-pub fn run(cmd: &McpCmd) -> Result {
+pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
     match cmd {
         McpCmd::Probe(a) => probe(a),
+        McpCmd::Add {
+            source,
+            name,
+            replace,
+            json,
+        } => {
+            let text = read_source(source)?;
+            add_text(&mut load()?, &text, name.as_deref(), *replace, *json, true)
+        }
+        McpCmd::Import {
+            file,
+            replace,
+            json,
+        } => {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| Failure(format!("{file}: {e}")))?;
+            add_text(&mut load()?, &text, None, *replace, *json, false)
+        }
+        McpCmd::List { json } => list(&mut load()?, *json),
+        McpCmd::Enable { server } | McpCmd::Disable { server } => {
+            let ctx = load()?;
+            let on = matches!(cmd, McpCmd::Enable { .. });
+            store::set_enabled(&ctx.store, server, &ctx.config.profile, on)?;
+            let mut ctx = ctx;
+            ctx.store.audit(Event {
+                detail: Some(format!("profile {}", ctx.config.profile)),
+                ..Event::new(
+                    "mcp-enable",
+                    server,
+                    if on { "enabled" } else { "disabled" },
+                )
+            })?;
+            let verb = if on { "enabled" } else { "disabled" };
+            Ok(out(&format!(
+                "{server}: {verb} for profile {}\n",
+                ctx.config.profile
+            ))?)
+        }
+        McpCmd::Remove { server } => {
+            let mut ctx = load()?;
+            if store::load(&ctx.store, server)?.is_none() {
+                return Err(Failure(format!(
+                    "no MCP server named {server:?} (see `tai mcp list`)"
+                )));
+            }
+            let mut approver = TerminalApprover {
+                mode: ctx.config.approval,
+            };
+            let what = format!(
+                "remove the MCP server {server:?} with its tools, pins and profile settings"
+            );
+            if !approver.approve(&what, "").map_err(Failure)? {
+                return Err(Failure(format!(
+                    "{what}: not approved; nothing was removed"
+                )));
+            }
+            store::remove(&mut ctx.store, server)?;
+            ctx.store
+                .audit(Event::new("mcp-remove", server, "removed"))?;
+            Ok(out(&format!("removed {server}\n"))?)
+        }
+        McpCmd::Tools { server, json } => tools(&mut load()?, server.as_deref(), *json),
+        McpCmd::Call {
+            server,
+            tool,
+            args,
+            json,
+        } => call(&mut load()?, server, tool, args.as_deref(), *json),
+    }
+}
+
+/// A SOURCE: `-` for stdin, an existing file, or the text itself.
+fn read_source(source: &str) -> Result<String> {
+    if source == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .lock()
+            .take(1 << 20)
+            .read_to_string(&mut s)?;
+        return Ok(s);
+    }
+    // A readable, non-executable file is a config; an executable is a command to run.
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::path::Path::new(source);
+    let config_file =
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0);
+    if !source.trim_start().starts_with('{') && config_file {
+        return std::fs::read_to_string(path).map_err(|e| Failure(format!("{source}: {e}")));
+    }
+    Ok(source.to_string())
+}
+
+/// `add` (exactly one server, or a name picked from a multi-server paste) and `import`
+/// (every server, each reported).
+fn add_text(
+    ctx: &mut Context,
+    text: &str,
+    name: Option<&str>,
+    replace: bool,
+    json: bool,
+    single: bool,
+) -> Result {
+    let n = normalize(text, cfg!(windows)).map_err(|e| Failure(e.to_string()))?;
+    let source = n
+        .source
+        .as_ref()
+        .map(|s| s.as_str())
+        .unwrap_or_else(|| "explicit".into());
+    for note in &n.notes {
+        eprintln!("tai: note: {note}");
+    }
+    let entries = intake::select(&n, name, single).map_err(Failure)?;
+    ctx.unlock()?;
+    let mut approver = TerminalApprover {
+        mode: ctx.config.approval,
+    };
+    let opts = AddOptions {
+        profile: &ctx.config.profile.clone(),
+        replace,
+        timeouts: Timeouts::default(),
+        env: &process_env,
+    };
+    let mut reports = Vec::new();
+    let mut failures: Vec<(String, String)> = n.refused.clone();
+    for e in &entries {
+        if !json {
+            eprintln!("tai: checking {} ...", e.name);
+        }
+        match intake::add(&mut ctx.store, e, &source, &opts, &mut approver) {
+            Ok(r) => reports.push(r),
+            Err(why) => failures.push((e.name.clone(), why)),
+        }
+    }
+    if json {
+        let v = serde_json::json!({
+            "added": reports,
+            "skipped": failures.iter().map(|(k, v)| serde_json::json!({"name": k, "why": v})).collect::<Vec<_>>(),
+            "notes": n.notes,
+        });
+        out(&format!("{v:#}\n"))?;
+    } else {
+        for r in &reports {
+            let enabled = match &r.enabled_for {
+                Some(p) => format!("enabled for profile {p}"),
+                None => format!("disabled until `tai mcp enable {}`", r.name),
+            };
+            let mut s = format!(
+                "added {} ({}, {}, {}): {} tools; {enabled}\n",
+                r.name,
+                r.transport,
+                r.server,
+                r.era,
+                r.tools.len()
+            );
+            for (t, d) in &r.tools {
+                let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                s.push_str(&format!(
+                    "  {t}  {}\n",
+                    d.chars().take(80).collect::<String>()
+                ));
+            }
+            out(&s)?;
+        }
+        for (k, why) in &failures {
+            eprintln!("tai: skipped {k}: {why}");
+        }
+    }
+    if reports.is_empty() || (single && !failures.is_empty()) {
+        let why: Vec<String> = failures.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        return Err(Failure(if json {
+            why.join("; ")
+        } else {
+            "nothing was added".into()
+        }));
+    }
+    Ok(())
+}
+
+fn list(ctx: &mut Context, json: bool) -> Result {
+    ctx.unlock()?;
+    let items = store::summaries(&ctx.store)?;
+    if json {
+        return Ok(out(&format!("{:#}\n", json!(items)))?);
+    }
+    if items.is_empty() {
+        return Ok(out(
+            "no MCP servers stored; add one with `tai mcp add SOURCE` (see `tai mcp --help`)\n",
+        )?);
+    }
+    let rows: Vec<Vec<String>> = items
+        .iter()
+        .map(|s| {
+            let on = if s.enabled_profiles.is_empty() {
+                "-".to_string()
+            } else {
+                s.enabled_profiles.join(",")
+            };
+            vec![
+                s.name.clone(),
+                s.transport.to_string(),
+                on,
+                format!("{} ({} pinned)", s.tools, s.pinned),
+                s.source.clone(),
+            ]
+        })
+        .collect();
+    Ok(out(&table(
+        &["SERVER", "TRANSPORT", "ENABLED FOR", "TOOLS", "SOURCE"],
+        &rows,
+    ))?)
+}
+
+fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
+    ctx.unlock()?;
+    let servers: Vec<String> = match server {
+        Some(s) => {
+            if store::load(&ctx.store, s)?.is_none() {
+                return Err(Failure(format!(
+                    "no MCP server named {s:?} (see `tai mcp list`)"
+                )));
+            }
+            vec![s.to_string()]
+        }
+        None => store::list(&ctx.store)?
+            .into_iter()
+            .map(|r| r.entry.name)
+            .collect(),
+    };
+    let mut all = Vec::new();
+    for s in &servers {
+        for t in store::tools(&ctx.store, s)? {
+            all.push((s.clone(), t));
+        }
+    }
+    if json {
+        let v: Vec<Value> = all
+            .iter()
+            .map(|(s, t)| json!({"server": s, "name": t.name, "description": t.description, "inputSchema": t.schema, "pinned": t.pinned}))
+            .collect();
+        return Ok(out(&format!("{:#}\n", Value::Array(v)))?);
+    }
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|(s, t)| {
+            let d: String = t
+                .description
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(70)
+                .collect();
+            vec![
+                s.clone(),
+                t.name.clone(),
+                if t.pinned { "pinned" } else { "CHANGED" }.into(),
+                d,
+            ]
+        })
+        .collect();
+    Ok(out(&table(
+        &["SERVER", "TOOL", "PIN", "DESCRIPTION"],
+        &rows,
+    ))?)
+}
+
+/// `tai mcp call`: one call through `mcp::dispatch`, the path every MCP call takes.
+fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: bool) -> Result {
+    ctx.unlock()?;
+    let arguments: Map<String, Value> = match args {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str(&args_text(text)?) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(Failure("the arguments must be a JSON object".into())),
+            Err(e) => return Err(Failure(format!("the arguments are not JSON: {e}"))),
+        },
+    };
+    let mut approver = TerminalApprover {
+        mode: ctx.config.approval,
+    };
+    let o = dispatch::call(
+        &mut ctx.store,
+        server,
+        tool,
+        arguments,
+        &mut approver,
+        &process_env,
+        Timeouts::default(),
+    )
+    .map_err(Failure)?;
+    if json {
+        let v = json!({"server": server, "tool": tool, "outcome": o.outcome, "isError": o.is_error, "text": o.text});
+        out(&format!("{v:#}\n"))?;
+    } else if o.outcome != "protocol-error" {
+        out(&format!("{}\n", o.text))?;
+    }
+    match o.outcome {
+        "ok" => Ok(()),
+        "tool-error" => Err(Failure(format!(
+            "{server}/{tool} ran and reported an error"
+        ))),
+        _ => Err(Failure(o.text)),
     }
 }
 

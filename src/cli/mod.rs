@@ -69,7 +69,7 @@ fn execute(raw: RawArgs) -> Result {
         Command::Status { json } => status(&load()?, *json),
         Command::Profile(cmd) => profile_cmd::run(&mut load()?, cmd),
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
-        Command::Mcp(cmd) => mcp_cmd::run(cmd),
+        Command::Mcp(cmd) => mcp_cmd::run(cmd, load),
     }
 }
 

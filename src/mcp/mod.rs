@@ -5,14 +5,17 @@
 
 pub mod caps;
 pub mod client;
+pub mod dispatch;
 pub mod entry;
 pub mod era;
 pub mod handshake;
 pub mod http;
+pub mod intake;
 pub mod methods;
 pub mod ndjson;
 pub mod protocol;
 pub mod stdio;
+pub mod store;
 pub mod transport;
 
 /// The name tai gives itself as MCP client and as MCP server.

@@ -1,0 +1,408 @@
+//! The MCP tables of the vault: servers, per-profile enablement, listed tools and pins.
+//!
+//! Every multi-row change is one transaction; `headers_json` goes through the seal; a
+//! server's `protocol` choice and the hash of its consented argv live in `meta`
+//! (`mcp.protocol.NAME`, `mcp.consent.NAME`) beside the contract's columns.
+
+use std::collections::BTreeMap;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::config::normalize::{Entry, Leg};
+use crate::mcp::era::EraChoice;
+use crate::mcp::protocol::Tool;
+use crate::vault::{self, Store, now_ms};
+
+/// A stored server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerRow {
+    pub entry: Entry,
+    pub source: String,
+    pub created: i64,
+    pub updated: i64,
+}
+
+/// A stored tool with its pin state.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct StoredTool {
+    pub name: String,
+    pub description: Option<String>,
+    pub schema: Value,
+    /// The pin's hash equals this definition's hash.
+    pub pinned: bool,
+}
+
+/// sha256 over the canonical JSON (sorted keys) of a tool's name, description and schema.
+pub fn pin_hash(name: &str, description: Option<&str>, schema: &Value) -> String {
+    let canonical =
+        serde_json::json!({"name": name, "description": description, "inputSchema": schema});
+    crate::entropy::hex(&Sha256::digest(canonical.to_string().as_bytes()))
+}
+
+fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> vault::Error {
+    move |e| vault::Error::Sql {
+        context,
+        detail: e.to_string(),
+    }
+}
+
+fn protocol_key(name: &str) -> String {
+    format!("mcp.protocol.{name}")
+}
+
+pub fn consent_key(name: &str) -> String {
+    format!("mcp.consent.{name}")
+}
+
+fn era_text(p: EraChoice) -> &'static str {
+    match p {
+        EraChoice::Auto => "auto",
+        EraChoice::Pinned(e) => e.version(),
+    }
+}
+
+pub fn count(store: &Store) -> vault::Result<usize> {
+    store
+        .conn()
+        .query_row("SELECT count(*) FROM mcp_servers", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n as usize)
+        .map_err(sql("counting servers"))
+}
+
+/// Store (or replace) a server with its tools and pins, and the consented argv hash, in
+/// one transaction. `enable` sets the registering profile's enablement.
+pub fn save(
+    store: &mut Store,
+    entry: &Entry,
+    source: &str,
+    tools: &[Tool],
+    consent_hash: &str,
+    enable: Option<(&str, bool)>,
+) -> vault::Result<()> {
+    let name = &entry.name;
+    let (transport, command, args, env, cwd, url, headers) = match &entry.leg {
+        Leg::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => (
+            "stdio",
+            Some(command.clone()),
+            Some(serde_json::to_string(args).unwrap_or_default()),
+            Some(serde_json::to_string(env).unwrap_or_default()),
+            cwd.clone(),
+            None,
+            None,
+        ),
+        Leg::Http { url, headers } => {
+            let h = serde_json::to_string(headers).unwrap_or_default();
+            (
+                "http",
+                None,
+                None,
+                None,
+                None,
+                Some(url.clone()),
+                Some(store.seal_value(&format!("headers:{name}"), &h)?),
+            )
+        }
+    };
+    let allow = entry
+        .allow
+        .as_ref()
+        .map(|a| serde_json::to_string(a).unwrap_or_default());
+    let deny = serde_json::to_string(&entry.deny).unwrap_or_default();
+    let now = now_ms();
+    let tx = store
+        .conn_mut()
+        .transaction()
+        .map_err(sql("storing a server"))?;
+    let created: Option<i64> = tx
+        .query_row(
+            "SELECT created FROM mcp_servers WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql("storing a server"))?;
+    tx.execute("DELETE FROM mcp_server_tools WHERE server = ?1", [name])
+        .map_err(sql("storing a server"))?;
+    tx.execute("DELETE FROM mcp_tool_pins WHERE server = ?1", [name])
+        .map_err(sql("storing a server"))?;
+    tx.execute(
+        "INSERT OR REPLACE INTO mcp_servers(name, transport, command, args_json, env_json, url, headers_json, cwd,
+             allow_json, deny_json, source, created, updated)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![name, transport, command, args, env, url, headers, cwd, allow, deny, source, created.unwrap_or(now), now],
+    )
+    .map_err(sql("storing a server"))?;
+    for t in tools {
+        let schema = t.input_schema.to_string();
+        tx.execute(
+            "INSERT OR REPLACE INTO mcp_server_tools(server, tool, description, schema_json, updated) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![name, t.name, t.description, schema, now],
+        )
+        .map_err(sql("storing tools"))?;
+        let hash = pin_hash(&t.name, t.description.as_deref(), &t.input_schema);
+        tx.execute(
+            "INSERT OR REPLACE INTO mcp_tool_pins(server, tool, hash, updated) VALUES (?1, ?2, ?3, ?4)",
+            params![name, t.name, hash, now],
+        )
+        .map_err(sql("storing pins"))?;
+    }
+    for (k, v) in [
+        (protocol_key(name), era_text(entry.protocol).to_string()),
+        (consent_key(name), consent_hash.to_string()),
+    ] {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+            params![k, v],
+        )
+        .map_err(sql("storing a server"))?;
+    }
+    if let Some((profile, on)) = enable {
+        tx.execute(
+            "INSERT OR REPLACE INTO mcp_server_profiles(server, profile, enabled) VALUES (?1, ?2, ?3)",
+            params![name, profile, on as i64],
+        )
+        .map_err(sql("storing enablement"))?;
+    }
+    tx.commit().map_err(sql("storing a server"))
+}
+
+/// Remove a server, its profile rows, tools, pins and meta keys in one transaction.
+pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
+    let tx = store
+        .conn_mut()
+        .transaction()
+        .map_err(sql("removing a server"))?;
+    let n = tx
+        .execute("DELETE FROM mcp_servers WHERE name = ?1", [name])
+        .map_err(sql("removing a server"))?;
+    if n == 0 {
+        return Err(vault::Error::NotFound(format!(
+            "no MCP server named {name:?} (see `tai mcp list`)"
+        )));
+    }
+    tx.execute(
+        "DELETE FROM meta WHERE key IN (?1, ?2)",
+        params![protocol_key(name), consent_key(name)],
+    )
+    .map_err(sql("removing a server"))?;
+    tx.commit().map_err(sql("removing a server"))
+}
+
+fn read_entry(
+    store: &Store,
+    r: &rusqlite::Row<'_>,
+) -> rusqlite::Result<(String, Entry, SqlValue, String, i64, i64)> {
+    let _ = store;
+    let name: String = r.get(0)?;
+    let transport: String = r.get(1)?;
+    let list = |s: Option<String>| -> Vec<String> {
+        s.and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default()
+    };
+    let map = |s: Option<String>| -> BTreeMap<String, String> {
+        s.and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default()
+    };
+    let leg = if transport == "http" {
+        Leg::Http {
+            url: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+            headers: BTreeMap::new(),
+        }
+    } else {
+        Leg::Stdio {
+            command: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            args: list(r.get(3)?),
+            env: map(r.get(4)?),
+            cwd: r.get(7)?,
+        }
+    };
+    let allow: Option<String> = r.get(8)?;
+    let entry = Entry {
+        name: name.clone(),
+        leg,
+        protocol: EraChoice::Auto,
+        allow: allow.and_then(|j| serde_json::from_str(&j).ok()),
+        deny: list(r.get(9)?),
+        enabled: None,
+    };
+    Ok((name, entry, r.get(6)?, r.get(10)?, r.get(11)?, r.get(12)?))
+}
+
+const COLUMNS: &str = "name, transport, command, args_json, env_json, url, headers_json, cwd, allow_json, deny_json, source, created, updated";
+
+/// Every stored server, by name. Header values are opened from the seal (the vault must be
+/// unlocked when sealed and a server has headers).
+pub fn list(store: &Store) -> vault::Result<Vec<ServerRow>> {
+    let mut st = store
+        .conn()
+        .prepare(&format!("SELECT {COLUMNS} FROM mcp_servers ORDER BY name"))
+        .map_err(sql("listing servers"))?;
+    let rows = st
+        .query_map([], |r| read_entry(store, r))
+        .map_err(sql("listing servers"))?;
+    let rows: Vec<_> = rows
+        .collect::<rusqlite::Result<_>>()
+        .map_err(sql("listing servers"))?;
+    rows.into_iter().map(|row| finish(store, row)).collect()
+}
+
+pub fn load(store: &Store, name: &str) -> vault::Result<Option<ServerRow>> {
+    let row = store
+        .conn()
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM mcp_servers WHERE name = ?1"),
+            [name],
+            |r| read_entry(store, r),
+        )
+        .optional()
+        .map_err(sql("reading a server"))?;
+    row.map(|r| finish(store, r)).transpose()
+}
+
+fn finish(
+    store: &Store,
+    (name, mut entry, headers, source, created, updated): (
+        String,
+        Entry,
+        SqlValue,
+        String,
+        i64,
+        i64,
+    ),
+) -> vault::Result<ServerRow> {
+    if let Leg::Http { headers: h, .. } = &mut entry.leg
+        && !matches!(headers, SqlValue::Null)
+    {
+        let text = store.open_value(&format!("headers:{name}"), headers)?;
+        *h = serde_json::from_str(&text).unwrap_or_default();
+    }
+    entry.protocol = store
+        .meta_text(&protocol_key(&name))?
+        .as_deref()
+        .and_then(EraChoice::parse)
+        .unwrap_or_default();
+    Ok(ServerRow {
+        entry,
+        source,
+        created,
+        updated,
+    })
+}
+
+/// One line of `tai mcp list` / `mcp_list`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSummary {
+    pub name: String,
+    pub transport: &'static str,
+    pub enabled_profiles: Vec<String>,
+    pub tools: usize,
+    pub pinned: usize,
+    pub source: String,
+}
+
+/// Every stored server with its enablement and tool counts.
+pub fn summaries(store: &Store) -> vault::Result<Vec<ServerSummary>> {
+    let mut out = Vec::new();
+    for r in list(store)? {
+        let name = r.entry.name;
+        let tools = tools(store, &name)?;
+        out.push(ServerSummary {
+            enabled_profiles: profiles(store, &name)?
+                .into_iter()
+                .filter(|(_, on)| *on)
+                .map(|(p, _)| p)
+                .collect(),
+            transport: match r.entry.leg {
+                Leg::Stdio { .. } => "stdio",
+                Leg::Http { .. } => "http",
+            },
+            pinned: tools.iter().filter(|t| t.pinned).count(),
+            tools: tools.len(),
+            source: r.source,
+            name,
+        });
+    }
+    Ok(out)
+}
+
+/// `(profile, enabled)` rows of a server.
+pub fn profiles(store: &Store, server: &str) -> vault::Result<Vec<(String, bool)>> {
+    let mut st = store
+        .conn()
+        .prepare(
+            "SELECT profile, enabled FROM mcp_server_profiles WHERE server = ?1 ORDER BY profile",
+        )
+        .map_err(sql("reading enablement"))?;
+    let rows = st
+        .query_map([server], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)))
+        .map_err(sql("reading enablement"))?;
+    rows.collect::<rusqlite::Result<_>>()
+        .map_err(sql("reading enablement"))
+}
+
+/// Whether a server is enabled for a profile (no row: disabled).
+pub fn is_enabled(store: &Store, server: &str, profile: &str) -> vault::Result<bool> {
+    Ok(profiles(store, server)?
+        .iter()
+        .any(|(p, on)| p == profile && *on))
+}
+
+pub fn set_enabled(store: &Store, server: &str, profile: &str, on: bool) -> vault::Result<()> {
+    if load(store, server)?.is_none() {
+        return Err(vault::Error::NotFound(format!(
+            "no MCP server named {server:?} (see `tai mcp list`)"
+        )));
+    }
+    store
+        .conn()
+        .execute(
+            "INSERT OR REPLACE INTO mcp_server_profiles(server, profile, enabled) VALUES (?1, ?2, ?3)",
+            params![server, profile, on as i64],
+        )
+        .map_err(sql("storing enablement"))?;
+    Ok(())
+}
+
+/// The stored tools of a server, with pin state.
+pub fn tools(store: &Store, server: &str) -> vault::Result<Vec<StoredTool>> {
+    let mut st = store
+        .conn()
+        .prepare(
+            "SELECT t.tool, t.description, t.schema_json, p.hash FROM mcp_server_tools t
+             LEFT JOIN mcp_tool_pins p ON p.server = t.server AND p.tool = t.tool
+             WHERE t.server = ?1 ORDER BY t.rowid",
+        )
+        .map_err(sql("listing tools"))?;
+    let rows = st
+        .query_map([server], |r| {
+            let name: String = r.get(0)?;
+            let description: Option<String> = r.get(1)?;
+            let schema: Value = r
+                .get::<_, Option<String>>(2)?
+                .and_then(|s| serde_json::from_str(&s).ok())
+                .unwrap_or(Value::Null);
+            let pin: Option<String> = r.get(3)?;
+            let pinned =
+                pin.as_deref() == Some(pin_hash(&name, description.as_deref(), &schema).as_str());
+            Ok(StoredTool {
+                name,
+                description,
+                schema,
+                pinned,
+            })
+        })
+        .map_err(sql("listing tools"))?;
+    rows.collect::<rusqlite::Result<_>>()
+        .map_err(sql("listing tools"))
+}

@@ -1,0 +1,238 @@
+//! The seven agent tools that manage MCP servers: `mcp_add`, `mcp_list`, `mcp_enable`,
+//! `mcp_disable`, `mcp_remove`, `mcp_tools`, `mcp_call`. They take the same paths as the
+//! `tai mcp` commands (`mcp::intake`, `mcp::store`, `mcp::dispatch`).
+
+use serde_json::{Map, Value, json};
+
+use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
+use crate::config::normalize::normalize;
+use crate::mcp::client::Timeouts;
+use crate::mcp::{dispatch, intake, store};
+use crate::vault::audit::Event;
+
+pub fn tools() -> Vec<Box<dyn NativeTool>> {
+    vec![
+        Box::new(McpAdd),
+        Box::new(McpList),
+        Box::new(McpEnable(true)),
+        Box::new(McpEnable(false)),
+        Box::new(McpRemove),
+        Box::new(McpTools),
+        Box::new(McpCall),
+    ]
+}
+
+fn text(v: Value) -> ToolOutput {
+    ToolOutput::ok(v.to_string())
+}
+
+fn profile_arg(ctx: &ToolContext<'_>, args: &Map<String, Value>) -> String {
+    args.get("profile")
+        .and_then(Value::as_str)
+        .map_or_else(|| ctx.config.profile.clone(), str::to_string)
+}
+
+struct McpAdd;
+impl NativeTool for McpAdd {
+    fn def(&self) -> ToolDef {
+        ToolDef {
+            name: "mcp_add",
+            description: "Add an MCP server: normalize a pasted config (mcpServers/servers JSON, Codex TOML, a bare entry, a URL or a command line), ask the user to approve running it, verify it live and store it. Returns its tools.",
+            parameters: json!({"type": "object", "properties": {
+                "source": {"type": "string", "description": "The server config text, a URL, or a command line"},
+                "name": {"type": "string", "description": "The name to store it under (picks one server from a multi-server config)"},
+                "profile": {"type": "string", "description": "The profile an `enabled` setting applies to (default: current)"}
+            }, "required": ["source"]}),
+            safe: false,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let n = match normalize(arg_str(args, "source"), cfg!(windows)) {
+            Ok(n) => n,
+            Err(e) => return ToolOutput::error(e.to_string()),
+        };
+        let entries = match intake::select(&n, args.get("name").and_then(Value::as_str), true) {
+            Ok(e) => e,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let profile = profile_arg(ctx, args);
+        let opts = intake::AddOptions {
+            profile: &profile,
+            replace: false,
+            timeouts: Timeouts::default(),
+            env: ctx.env,
+        };
+        let source = n
+            .source
+            .as_ref()
+            .map(|s| s.as_str())
+            .unwrap_or_else(|| "explicit".into());
+        match intake::add(ctx.store, &entries[0], &source, &opts, ctx.approver) {
+            Ok(r) => text(json!({"added": r, "notes": n.notes})),
+            Err(e) => ToolOutput::error(e),
+        }
+    }
+}
+
+struct McpList;
+impl NativeTool for McpList {
+    fn def(&self) -> ToolDef {
+        ToolDef {
+            name: "mcp_list",
+            description: "List the stored MCP servers with their transport, the profiles they are enabled for, and tool counts with pin state.",
+            parameters: json!({"type": "object", "properties": {}}),
+            safe: true,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, _args: &Map<String, Value>) -> ToolOutput {
+        match store::summaries(ctx.store) {
+            Ok(s) => text(json!(s)),
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}
+
+struct McpEnable(bool);
+impl NativeTool for McpEnable {
+    fn def(&self) -> ToolDef {
+        let (name, description) = if self.0 {
+            (
+                "mcp_enable",
+                "Enable a stored MCP server for a profile (the current one when omitted), so its tools are offered.",
+            )
+        } else {
+            (
+                "mcp_disable",
+                "Disable a stored MCP server for a profile (the current one when omitted).",
+            )
+        };
+        ToolDef {
+            name,
+            description,
+            parameters: json!({"type": "object", "properties": {
+                "server": {"type": "string"}, "profile": {"type": "string"}
+            }, "required": ["server"]}),
+            safe: false,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let server = arg_str(args, "server");
+        let profile = profile_arg(ctx, args);
+        if let Err(e) = store::set_enabled(ctx.store, server, &profile, self.0) {
+            return ToolOutput::error(e.to_string());
+        }
+        let outcome = if self.0 { "enabled" } else { "disabled" };
+        let _ = ctx.store.audit(Event {
+            detail: Some(format!("profile {profile}")),
+            ..Event::new("mcp-enable", server, outcome)
+        });
+        ToolOutput::ok(format!("{server}: {outcome} for profile {profile}"))
+    }
+}
+
+struct McpRemove;
+impl NativeTool for McpRemove {
+    fn def(&self) -> ToolDef {
+        ToolDef {
+            name: "mcp_remove",
+            description: "Remove a stored MCP server with its profile settings, tools and pins. Asks the user first.",
+            parameters: json!({"type": "object", "properties": {"server": {"type": "string"}}, "required": ["server"]}),
+            safe: false,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let server = arg_str(args, "server");
+        match store::load(ctx.store, server) {
+            Ok(Some(_)) => {}
+            Ok(None) => return ToolOutput::error(format!("no MCP server named {server:?}")),
+            Err(e) => return ToolOutput::error(e.to_string()),
+        }
+        let what =
+            format!("remove the MCP server {server:?} with its tools, pins and profile settings");
+        match ctx.approver.approve(&what, "") {
+            Ok(true) => {}
+            Ok(false) => return ToolOutput::error(format!("{what}: the user did not approve")),
+            Err(e) => return ToolOutput::error(e),
+        }
+        match store::remove(ctx.store, server) {
+            Ok(()) => {
+                let _ = ctx.store.audit(Event::new("mcp-remove", server, "removed"));
+                ToolOutput::ok(format!("removed {server}"))
+            }
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}
+
+struct McpTools;
+impl NativeTool for McpTools {
+    fn def(&self) -> ToolDef {
+        ToolDef {
+            name: "mcp_tools",
+            description: "List the tools of one stored MCP server (or all) with their descriptions and pin state. Descriptions are the servers' own untrusted text.",
+            parameters: json!({"type": "object", "properties": {"server": {"type": "string"}}}),
+            safe: true,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let servers = match args.get("server").and_then(Value::as_str) {
+            Some(s) => vec![s.to_string()],
+            None => match store::list(ctx.store) {
+                Ok(rows) => rows.into_iter().map(|r| r.entry.name).collect(),
+                Err(e) => return ToolOutput::error(e.to_string()),
+            },
+        };
+        let mut out = Vec::new();
+        for s in servers {
+            match store::tools(ctx.store, &s) {
+                Ok(ts) => out.extend(ts.into_iter().map(|t| json!({"server": s, "name": t.name, "description": t.description, "pinned": t.pinned}))),
+                Err(e) => return ToolOutput::error(e.to_string()),
+            }
+        }
+        text(Value::Array(out))
+    }
+}
+
+struct McpCall;
+impl NativeTool for McpCall {
+    fn def(&self) -> ToolDef {
+        ToolDef {
+            name: "mcp_call",
+            description: "Call one tool of a stored MCP server explicitly, with JSON arguments. Asks for approval like any MCP call.",
+            parameters: json!({"type": "object", "properties": {
+                "server": {"type": "string"}, "tool": {"type": "string"},
+                "args": {"type": "object", "description": "The tool's arguments"}
+            }, "required": ["server", "tool"]}),
+            safe: false,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let arguments = args
+            .get("args")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let (server, tool) = (arg_str(args, "server"), arg_str(args, "tool"));
+        match dispatch::call(
+            ctx.store,
+            server,
+            tool,
+            arguments,
+            ctx.approver,
+            ctx.env,
+            Timeouts::default(),
+        ) {
+            Ok(o) => ToolOutput {
+                text: o.text,
+                is_error: o.is_error,
+            },
+            Err(e) => ToolOutput::error(e),
+        }
+    }
+}

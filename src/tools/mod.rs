@@ -1,0 +1,116 @@
+//! Native tools: one trait (name, description, JSON schema, a `safe` flag, run) and the
+//! table of every tool tai offers its agent and serves over MCP.
+
+pub mod mcp_admin;
+
+use serde_json::{Map, Value};
+
+use crate::approval::Approver;
+use crate::config::Config;
+use crate::vault::Store;
+
+/// A tool's definition as the model sees it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ToolDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema of the arguments (served as `inputSchema`).
+    pub parameters: Value,
+    /// Runs without approval (reads only).
+    pub safe: bool,
+}
+
+/// What a tool returns: text for the model, and whether it failed as a tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// What a running tool may use.
+pub struct ToolContext<'a> {
+    pub store: &'a mut Store,
+    pub config: &'a Config,
+    pub approver: &'a mut dyn Approver,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+pub trait NativeTool {
+    fn def(&self) -> ToolDef;
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput;
+}
+
+/// Every native tool.
+pub fn all() -> Vec<Box<dyn NativeTool>> {
+    mcp_admin::tools()
+}
+
+/// Run the native tool `name`, after checking the arguments' required keys and types
+/// against its schema; `None` when there is no such tool.
+pub fn dispatch(
+    name: &str,
+    ctx: &mut ToolContext<'_>,
+    args: &Map<String, Value>,
+) -> Option<ToolOutput> {
+    let tool = all().into_iter().find(|t| t.def().name == name)?;
+    if let Err(why) = check_args(&tool.def().parameters, args) {
+        return Some(ToolOutput::error(format!("{name}: {why}")));
+    }
+    Some(tool.run(ctx, args))
+}
+
+/// The checks a model needs to fix its own call: required keys present, and each given
+/// key known and of the declared primitive type.
+pub fn check_args(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    for req in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !args.contains_key(req) {
+            return Err(format!("missing the required argument {req:?}"));
+        }
+    }
+    for (k, v) in args {
+        let Some(p) = props.and_then(|p| p.get(k)) else {
+            return Err(format!("unknown argument {k:?}"));
+        };
+        let ok = match p.get("type").and_then(Value::as_str) {
+            Some("string") => v.is_string(),
+            Some("integer") => v.is_i64() || v.is_u64(),
+            Some("number") => v.is_number(),
+            Some("boolean") => v.is_boolean(),
+            Some("object") => v.is_object(),
+            Some("array") => v.is_array(),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!("the argument {k:?} must be of type {}", p["type"]));
+        }
+    }
+    Ok(())
+}
+
+/// A required string argument.
+pub fn arg_str<'a>(args: &'a Map<String, Value>, key: &str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or("")
+}
