@@ -9,7 +9,6 @@ use super::args::{McpCmd, ProbeArgs};
 use super::render::{out, table};
 use super::{Context, Failure, Result};
 use crate::approval::{Approver, TerminalApprover};
-use crate::config::normalize::normalize;
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
 use crate::mcp::dispatch;
@@ -124,12 +123,13 @@ fn add_text(
     json: bool,
     single: bool,
 ) -> Result {
-    let n = normalize(text, cfg!(windows)).map_err(|e| Failure(e.to_string()))?;
-    let source = n
-        .source
-        .as_ref()
-        .map(|s| s.as_str())
-        .unwrap_or_else(|| "explicit".into());
+    ctx.unlock()?;
+    let intake::Paste {
+        normalized: n,
+        source,
+        refresh,
+    } = intake::paste(&ctx.store, text).map_err(Failure)?;
+    let replace = replace || refresh;
     for note in &n.notes {
         eprintln!("tai: note: {note}");
     }

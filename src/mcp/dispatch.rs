@@ -59,7 +59,9 @@ pub fn call(
         let decision = approver.approve(&what, &format!("  {}", resolved.shown()));
         if decision != Ok(true) {
             let _ = store.audit(Event::new("mcp-consent", server, "denied"));
-            return Err(decision.err().unwrap_or_else(|| format!("{what}: not approved")));
+            return Err(decision
+                .err()
+                .unwrap_or_else(|| format!("{what}: not approved")));
         }
         store
             .meta_set(&store::consent_key(server), hash.as_str())

@@ -233,6 +233,43 @@ pub fn add(
     })
 }
 
+/// Pasted text made ready to add: normalized, or — when the text is the name of a
+/// stored server — that server's entry again (re-verified and refreshed on add).
+pub struct Paste {
+    pub normalized: Normalized,
+    pub source: String,
+    /// The text named a stored server: adding it replaces the stored row.
+    pub refresh: bool,
+}
+
+pub fn paste(store: &Store, text: &str) -> Result<Paste, String> {
+    let word = text.trim();
+    if valid_name(word)
+        && let Some(row) = store::load(store, word).map_err(|e| e.to_string())?
+    {
+        let normalized = Normalized {
+            entries: vec![row.entry],
+            ..Normalized::default()
+        };
+        return Ok(Paste {
+            normalized,
+            source: row.source,
+            refresh: true,
+        });
+    }
+    let normalized =
+        crate::config::normalize::normalize(text, cfg!(windows)).map_err(|e| e.to_string())?;
+    let source = normalized
+        .source
+        .as_ref()
+        .map_or_else(|| "explicit".to_string(), |s| s.as_str());
+    Ok(Paste {
+        normalized,
+        source,
+        refresh: false,
+    })
+}
+
 /// The entries to add from a normalized paste. `single` (add): exactly one, picked by
 /// `name` when the paste holds several, renamed to `name` when it holds one; otherwise
 /// (import) all of them.

@@ -136,9 +136,14 @@ pub fn save(
     tx.execute("DELETE FROM mcp_tool_pins WHERE server = ?1", [name])
         .map_err(sql("storing a server"))?;
     tx.execute(
-        "INSERT OR REPLACE INTO mcp_servers(name, transport, command, args_json, env_json, url, headers_json, cwd,
+        // An upsert, not REPLACE: the row is updated in place, so its profile rows stay.
+        "INSERT INTO mcp_servers(name, transport, command, args_json, env_json, url, headers_json, cwd,
              allow_json, deny_json, source, created, updated)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+         ON CONFLICT(name) DO UPDATE SET transport = excluded.transport, command = excluded.command,
+             args_json = excluded.args_json, env_json = excluded.env_json, url = excluded.url,
+             headers_json = excluded.headers_json, cwd = excluded.cwd, allow_json = excluded.allow_json,
+             deny_json = excluded.deny_json, source = excluded.source, updated = excluded.updated",
         params![name, transport, command, args, env, url, headers, cwd, allow, deny, source, created.unwrap_or(now), now],
     )
     .map_err(sql("storing a server"))?;

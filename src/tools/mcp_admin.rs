@@ -5,7 +5,6 @@
 use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
-use crate::config::normalize::normalize;
 use crate::mcp::client::Timeouts;
 use crate::mcp::{dispatch, intake, store};
 use crate::vault::audit::Event;
@@ -48,9 +47,13 @@ impl NativeTool for McpAdd {
     }
 
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
-        let n = match normalize(arg_str(args, "source"), cfg!(windows)) {
-            Ok(n) => n,
-            Err(e) => return ToolOutput::error(e.to_string()),
+        let intake::Paste {
+            normalized: n,
+            source,
+            refresh,
+        } = match intake::paste(ctx.store, arg_str(args, "source")) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
         };
         let entries = match intake::select(&n, args.get("name").and_then(Value::as_str), true) {
             Ok(e) => e,
@@ -59,15 +62,10 @@ impl NativeTool for McpAdd {
         let profile = profile_arg(ctx, args);
         let opts = intake::AddOptions {
             profile: &profile,
-            replace: false,
+            replace: refresh,
             timeouts: Timeouts::default(),
             env: ctx.env,
         };
-        let source = n
-            .source
-            .as_ref()
-            .map(|s| s.as_str())
-            .unwrap_or_else(|| "explicit".into());
         match intake::add(ctx.store, &entries[0], &source, &opts, ctx.approver) {
             Ok(r) => text(json!({"added": r, "notes": n.notes})),
             Err(e) => ToolOutput::error(e),
