@@ -14,7 +14,9 @@
 //! protocol cores with few I/O owners, nothing lost and no secret leaked.
 
 pub mod approval;
+pub mod chat;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod entropy;
 pub mod http;

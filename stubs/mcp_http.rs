@@ -3,83 +3,19 @@
 //! One connection at a time, `Connection: close` on every reply. Prints
 //! `listening on http://127.0.0.1:PORT/mcp` as its first stdout line.
 
+#[path = "http_io.rs"]
+mod http_io;
 #[path = "mcp_core.rs"]
 mod mcp_core;
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpListener;
+
+use http_io::{read_request, respond};
 
 use mcp_core::{Action, Script, State, handle};
 use serde_json::{Value, json};
-
-struct Request {
-    method: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn read_request(stream: &TcpStream) -> Option<Request> {
-    let mut r = BufReader::new(stream);
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let method = line.split_whitespace().next()?.to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Request {
-        method,
-        headers,
-        body,
-    })
-}
-
-fn respond(
-    mut stream: &TcpStream,
-    status: &str,
-    extra: &[(&str, String)],
-    content_type: &str,
-    body: &str,
-) {
-    let mut head = format!(
-        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if !content_type.is_empty() {
-        head.push_str(&format!("Content-Type: {content_type}\r\n"));
-    }
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
-    let _ = stream.flush();
-}
 
 fn sse_body(msgs: &[Value]) -> String {
     // A priming event (id, retry, empty data) and a comment first, as real servers send.

@@ -281,7 +281,7 @@ impl McpStdioTransport {
             };
             // With both pipes closed there is nothing to poll but the clock.
             if self.stdout.is_none() && self.stderr.is_none() {
-                let _ = poll(&mut [], poll_timeout(left.min(Duration::from_millis(10))));
+                crate::clock::sleep(left.min(Duration::from_millis(10)));
             } else {
                 let _ = self.pump(left.min(Duration::from_millis(10)), &[]);
             }
@@ -378,7 +378,7 @@ impl Transport for McpStdioTransport {
         if killpg(pgid, Signal::SIGTERM).is_ok() {
             let until = Instant::now() + Duration::from_millis(500);
             while killpg(pgid, None).is_ok() && Instant::now() < until {
-                let _ = poll(&mut [], poll_timeout(Duration::from_millis(10)));
+                crate::clock::sleep(Duration::from_millis(10));
             }
             let _ = killpg(pgid, Signal::SIGKILL);
         }
