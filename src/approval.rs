@@ -9,6 +9,11 @@ use crate::config::Approval;
 pub trait Approver {
     /// `what` is one line naming the action; `detail` is shown before the question.
     fn approve(&mut self, what: &str, detail: &str) -> Result<bool, String>;
+
+    /// Ask the person a free-form question (`ask_user`); an error when nobody can answer.
+    fn ask(&mut self, _question: &str) -> Result<String, String> {
+        Err("there is no user to ask here; decide with what you have, or say what you need".into())
+    }
 }
 
 /// The terminal policy for a mode.
@@ -38,5 +43,23 @@ impl Approver for TerminalApprover {
                 Ok(matches!(line.trim(), "y" | "Y" | "yes" | "Yes"))
             }
         }
+    }
+
+    fn ask(&mut self, question: &str) -> Result<String, String> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .map_err(|_| {
+                "there is no terminal to ask the user on; decide with what you have".to_string()
+            })?;
+        let mut out = &tty;
+        let _ = write!(out, "\n{question}\n> ");
+        let _ = out.flush();
+        let mut line = String::new();
+        BufReader::new(&tty)
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        Ok(line.trim_end().to_string())
     }
 }

@@ -13,6 +13,7 @@
 //! Invariants (see docs/ARCHITECTURE.md): no threads, every wait has a deadline, pure
 //! protocol cores with few I/O owners, nothing lost and no secret leaked.
 
+pub mod agent;
 pub mod approval;
 pub mod chat;
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod entropy;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod sigint;
 pub mod term;
 pub mod tools;
 pub mod vault;

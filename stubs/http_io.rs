@@ -77,4 +77,3 @@ pub fn respond(
     let _ = stream.write_all(body.as_bytes());
     let _ = stream.flush();
 }
-

@@ -28,23 +28,47 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 }
 
 fn stream(mut s: &TcpStream, step: &Value) {
-    let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+    let _ = s.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+    );
     let delay = Duration::from_millis(step.get("delay_ms").and_then(Value::as_u64).unwrap_or(0));
     let cut = step.get("cut").and_then(Value::as_bool).unwrap_or(false);
     let text = step.get("text").and_then(Value::as_str).unwrap_or("");
     let mut pieces: Vec<String> = Vec::new();
     let chars: Vec<char> = text.chars().collect();
     for part in chars.chunks(4) {
-        pieces.push(chunk(json!({"content": part.iter().collect::<String>()}), None));
+        pieces.push(chunk(
+            json!({"content": part.iter().collect::<String>()}),
+            None,
+        ));
     }
-    for (i, call) in step.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let args = call.get("arguments").and_then(Value::as_str).unwrap_or("{}");
+    for (i, call) in step
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let args = call
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("{}");
         let (a, b) = args.split_at(args.len() / 2);
-        pieces.push(chunk(json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function",
-            "function": {"name": call["name"], "arguments": a}}]}), None));
-        pieces.push(chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}), None));
+        pieces.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function",
+            "function": {"name": call["name"], "arguments": a}}]}),
+            None,
+        ));
+        pieces.push(chunk(
+            json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}),
+            None,
+        ));
     }
-    let finish = if step.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
+    let finish = if step.get("tool_calls").is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
     if cut {
         pieces.truncate(pieces.len().div_ceil(2));
     } else {
@@ -80,20 +104,38 @@ fn main() {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
     let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind");
-    println!("listening on http://127.0.0.1:{}/v1", listener.local_addr().map(|a| a.port()).unwrap_or(0));
+    println!(
+        "listening on http://127.0.0.1:{}/v1",
+        listener.local_addr().map(|a| a.port()).unwrap_or(0)
+    );
     let _ = std::io::stdout().flush();
     let mut next = 0;
     for conn in listener.incoming() {
         let Ok(conn) = conn else { continue };
-        let Some(req) = read_request(&conn) else { continue };
+        let Some(req) = read_request(&conn) else {
+            continue;
+        };
         let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
         if let Some(path) = &log
-            && let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path)
+            && let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
         {
-            let _ = writeln!(f, "{}", json!({"path": req.path, "authorization": req.header("authorization"), "body": body}));
+            let _ = writeln!(
+                f,
+                "{}",
+                json!({"path": req.path, "authorization": req.header("authorization"), "body": body})
+            );
         }
         let Some(step) = steps.get(next) else {
-            respond(&conn, "500 Internal Server Error", &[], "application/json", r#"{"error":{"message":"script exhausted"}}"#);
+            respond(
+                &conn,
+                "500 Internal Server Error",
+                &[],
+                "application/json",
+                r#"{"error":{"message":"script exhausted"}}"#,
+            );
             continue;
         };
         next += 1;
@@ -102,9 +144,18 @@ fn main() {
             if let Some(r) = step.get("retry_after").and_then(Value::as_u64) {
                 extra.push(("Retry-After", r.to_string()));
             }
-            let msg = step.get("body").and_then(Value::as_str).unwrap_or("scripted error");
+            let msg = step
+                .get("body")
+                .and_then(Value::as_str)
+                .unwrap_or("scripted error");
             let body = json!({"error": {"message": msg}}).to_string();
-            respond(&conn, &format!("{status} Scripted"), &extra, "application/json", &body);
+            respond(
+                &conn,
+                &format!("{status} Scripted"),
+                &extra,
+                "application/json",
+                &body,
+            );
             continue;
         }
         if body.get("stream").and_then(Value::as_bool) == Some(true) {
@@ -119,7 +170,13 @@ fn main() {
                     .collect();
             }
             let answer = json!({"id": "chatcmpl-stub", "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]});
-            respond(&conn, "200 OK", &[], "application/json", &answer.to_string());
+            respond(
+                &conn,
+                "200 OK",
+                &[],
+                "application/json",
+                &answer.to_string(),
+            );
         }
     }
 }

@@ -42,9 +42,13 @@ impl Accumulator {
             self.done = true;
             return Ok(String::new());
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| format!("a stream chunk is not JSON: {e}"))?;
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| format!("a stream chunk is not JSON: {e}"))?;
         if let Some(err) = v.get("error") {
-            let msg = err.get("message").and_then(Value::as_str).unwrap_or("unknown error");
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error");
             return Err(format!("the endpoint reported an error mid-stream: {msg}"));
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
@@ -52,16 +56,33 @@ impl Accumulator {
             self.answer.usage = Some((n("prompt_tokens"), n("completion_tokens")));
         }
         let mut new_text = String::new();
-        for choice in v.get("choices").and_then(Value::as_array).into_iter().flatten() {
+        for choice in v
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.answer.finish_reason = Some(r.to_string());
             }
-            let delta = choice.get("delta").or_else(|| choice.get("message")).unwrap_or(&Value::Null);
+            let delta = choice
+                .get("delta")
+                .or_else(|| choice.get("message"))
+                .unwrap_or(&Value::Null);
             if let Some(t) = delta.get("content").and_then(Value::as_str) {
                 new_text.push_str(t);
             }
-            for tc in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-                let index = tc.get("index").and_then(Value::as_u64).unwrap_or(self.answer.tool_calls.len() as u64) as usize;
+            for tc in delta
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let index = tc
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(self.answer.tool_calls.len() as u64)
+                    as usize;
                 while self.answer.tool_calls.len() <= index {
                     self.answer.tool_calls.push(ToolCall::default());
                 }
@@ -120,25 +141,42 @@ mod tests {
         assert_eq!(
             a.tool_calls,
             vec![
-                ToolCall { id: "c1".into(), name: "read_file".into(), arguments: r#"{"path":"a.txt"}"#.into() },
-                ToolCall { id: "c2".into(), name: "list_dir".into(), arguments: "{}".into() },
+                ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a.txt"}"#.into()
+                },
+                ToolCall {
+                    id: "c2".into(),
+                    name: "list_dir".into(),
+                    arguments: "{}".into()
+                },
             ]
         );
-        assert_eq!((a.finish_reason.as_deref(), a.usage, a.cut), (Some("tool_calls"), Some((12, 7)), false));
+        assert_eq!(
+            (a.finish_reason.as_deref(), a.usage, a.cut),
+            (Some("tool_calls"), Some((12, 7)), false)
+        );
     }
 
     #[test]
     fn cut_streams_and_errors() {
         let mut acc = Accumulator::new();
-        acc.feed(r#"{"choices":[{"delta":{"content":"partial"}}]}"#).unwrap();
+        acc.feed(r#"{"choices":[{"delta":{"content":"partial"}}]}"#)
+            .unwrap();
         let a = acc.finish();
         assert_eq!((a.text.as_str(), a.cut), ("partial", true));
         let mut acc = Accumulator::new();
         assert!(acc.feed("not json").unwrap_err().contains("not JSON"));
-        assert!(acc.feed(r#"{"error":{"message":"overloaded"}}"#).unwrap_err().contains("overloaded"));
+        assert!(
+            acc.feed(r#"{"error":{"message":"overloaded"}}"#)
+                .unwrap_err()
+                .contains("overloaded")
+        );
         // a non-streamed message shape works too (complete())
         let mut acc = Accumulator::new();
-        acc.feed(r#"{"choices":[{"message":{"content":"whole"},"finish_reason":"stop"}]}"#).unwrap();
+        acc.feed(r#"{"choices":[{"message":{"content":"whole"},"finish_reason":"stop"}]}"#)
+            .unwrap();
         assert_eq!(acc.finish().text, "whole");
     }
 }

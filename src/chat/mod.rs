@@ -31,7 +31,12 @@ pub struct ChatClient {
 }
 
 impl ChatClient {
-    pub fn new(base_url: &str, model: &str, api_key: Option<String>, timeout: Duration) -> ChatClient {
+    pub fn new(
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+        timeout: Duration,
+    ) -> ChatClient {
         ChatClient {
             agent: crate::http::agent::agent(Duration::from_secs(10)),
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -46,17 +51,36 @@ impl ChatClient {
     }
 
     /// One request, with bounded retries on 429; returns the response to read.
-    fn post(&self, body: &Value, deadline: Instant) -> Result<ureq::http::Response<ureq::Body>, String> {
+    fn post(
+        &self,
+        body: &Value,
+        deadline: Instant,
+    ) -> Result<ureq::http::Response<ureq::Body>, String> {
         let bytes = serde_json::to_vec(body).map_err(|e| e.to_string())?;
         let url = self.url();
         for attempt in 0..=MAX_RETRIES {
-            let left = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero());
-            let left = left.ok_or_else(|| format!("the model did not answer in time ({}s)", self.timeout.as_secs()))?;
-            let mut req = self.agent.post(&url).header("Content-Type", "application/json");
+            let left = deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero());
+            let left = left.ok_or_else(|| {
+                format!(
+                    "the model did not answer in time ({}s)",
+                    self.timeout.as_secs()
+                )
+            })?;
+            let mut req = self
+                .agent
+                .post(&url)
+                .header("Content-Type", "application/json");
             if let Some(k) = &self.api_key {
                 req = req.header("Authorization", format!("Bearer {k}"));
             }
-            let resp = req.config().timeout_global(Some(left)).build().send(&bytes[..]).map_err(|e| self.net_error(e))?;
+            let resp = req
+                .config()
+                .timeout_global(Some(left))
+                .build()
+                .send(&bytes[..])
+                .map_err(|e| self.net_error(e))?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
                 return Ok(resp);
@@ -72,14 +96,24 @@ impl ChatClient {
             let detail = error_detail(&text);
             match status {
                 429 if attempt < MAX_RETRIES => {
-                    let wait = Duration::from_secs(retry_after.unwrap_or(1 << attempt)).min(MAX_RETRY_WAIT);
+                    let wait = Duration::from_secs(retry_after.unwrap_or(1 << attempt))
+                        .min(MAX_RETRY_WAIT);
                     if Instant::now() + wait >= deadline {
-                        return Err(format!("rate limited by {url} (HTTP 429) and the retry would pass the deadline"));
+                        return Err(format!(
+                            "rate limited by {url} (HTTP 429) and the retry would pass the deadline"
+                        ));
                     }
-                    eprintln!("tai: rate limited (HTTP 429); retrying in {}s", wait.as_secs());
+                    eprintln!(
+                        "tai: rate limited (HTTP 429); retrying in {}s",
+                        wait.as_secs()
+                    );
                     crate::clock::sleep(wait);
                 }
-                429 => return Err(format!("rate limited by {url} (HTTP 429) after {MAX_RETRIES} retries: {detail}")),
+                429 => {
+                    return Err(format!(
+                        "rate limited by {url} (HTTP 429) after {MAX_RETRIES} retries: {detail}"
+                    ));
+                }
                 401 | 403 => {
                     return Err(format!(
                         "the endpoint {url} refused the API key (HTTP {status}): set TAI_API_KEY, or name a vault secret with `api_key_secret` in the profile. {detail}"
@@ -91,7 +125,9 @@ impl ChatClient {
                         self.model
                     ));
                 }
-                s if s >= 500 => return Err(format!("the model endpoint failed (HTTP {s}): {detail}")),
+                s if s >= 500 => {
+                    return Err(format!("the model endpoint failed (HTTP {s}): {detail}"));
+                }
                 s => return Err(format!("the model endpoint answered HTTP {s}: {detail}")),
             }
         }
@@ -108,7 +144,10 @@ impl ChatClient {
                 "no model endpoint at {}: start one (for example `ollama serve`) or set TAI_BASE_URL (or the profile's base_url)",
                 self.base_url
             ),
-            ureq::Error::Timeout(_) => format!("the model did not answer in time ({}s)", self.timeout.as_secs()),
+            ureq::Error::Timeout(_) => format!(
+                "the model did not answer in time ({}s)",
+                self.timeout.as_secs()
+            ),
             other => format!("{}: {other}", self.url()),
         }
     }
@@ -138,7 +177,10 @@ impl ChatClient {
         if !is_sse {
             // Some endpoints ignore `stream` and answer with one JSON body.
             let mut text = String::new();
-            (&mut reader).take(MAX_BODY as u64).read_to_string(&mut text).map_err(|e| format!("reading the answer: {e}"))?;
+            (&mut reader)
+                .take(MAX_BODY as u64)
+                .read_to_string(&mut text)
+                .map_err(|e| format!("reading the answer: {e}"))?;
             let piece = acc.feed(&text)?;
             on_text(&piece);
             let mut a = acc.finish();
@@ -199,6 +241,10 @@ impl ChatClient {
 fn error_detail(body: &str) -> String {
     serde_json::from_str::<Value>(body)
         .ok()
-        .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_string))
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .unwrap_or_else(|| body.trim().chars().take(200).collect())
 }

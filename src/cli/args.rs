@@ -29,6 +29,18 @@ pub enum Command {
     Profile(ProfileCmd),
     Vault(VaultCmd),
     Mcp(McpCmd),
+    /// The agent: `tai` (the REPL) or `tai -p PROMPT` (one turn).
+    Chat(ChatArgs),
+}
+
+/// `tai [-p PROMPT|-] [--continue] [--json] [--max-steps N]`
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChatArgs {
+    /// One turn with this prompt (`-` reads stdin); `None` opens the REPL.
+    pub prompt: Option<String>,
+    pub resume: bool,
+    pub json: bool,
+    pub max_steps: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -231,8 +243,12 @@ impl Parser {
 
     fn top(&mut self) -> Result<Command> {
         match self.next()? {
-            Step::End => Ok(Command::Help("")),
+            Step::End => Ok(Command::Chat(ChatArgs::default())),
             Step::Help => Ok(Command::Help("")),
+            Step::Arg(Short('p')) => self.chat_args(Some("prompt")),
+            Step::Arg(Long(flag @ ("prompt" | "continue" | "json" | "max-steps"))) => {
+                self.chat_args(Some(flag))
+            }
             Step::Arg(Short('V') | Long("version")) => self.done(Command::Version),
             Step::Arg(Value(v)) => match string(v, "command")?.as_str() {
                 "status" => {
@@ -644,6 +660,48 @@ impl Parser {
     }
 }
 
+impl Parser {
+    /// The agent's flags; `first` is the one `top` already took (lexopt cannot push back).
+    fn chat_args(&mut self, first: Option<&'static str>) -> Result<Command> {
+        let mut a = ChatArgs::default();
+        let mut pending = first;
+        loop {
+            let flag = match pending.take() {
+                Some(f) => f,
+                None => match self.next()? {
+                    Step::End => break,
+                    Step::Help => return Ok(Command::Help("")),
+                    Step::Arg(Short('p')) => "prompt",
+                    Step::Arg(Long(l)) => l,
+                    Step::Arg(a) => return Err(unexpected(a, "tai")),
+                },
+            };
+            match flag {
+                "prompt" => a.prompt = Some(string(self.inner.value()?, "-p")?),
+                "continue" => a.resume = true,
+                "json" => a.json = true,
+                "max-steps" => {
+                    let v = string(self.inner.value()?, "--max-steps")?;
+                    a.max_steps = Some(v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        UsageError(format!("--max-steps needs a positive number, not '{v}'"))
+                    })?);
+                }
+                other => {
+                    return Err(UsageError(format!(
+                        "unknown option '--{other}' (see 'tai --help')"
+                    )));
+                }
+            }
+        }
+        if a.json && a.prompt.is_none() {
+            return Err(UsageError(
+                "--json goes with -p PROMPT (a one-turn run)".into(),
+            ));
+        }
+        Ok(Command::Chat(a))
+    }
+}
+
 fn command_name(cmd: &Command) -> &'static str {
     match cmd {
         Command::Help(_) | Command::Version => "tai",
@@ -651,6 +709,7 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Vault(_) => "vault",
         Command::Mcp(_) => "mcp",
+        Command::Chat(_) => "tai",
     }
 }
 
@@ -686,6 +745,9 @@ const KNOWN_LONG: &[&str] = &[
     "probe-timeout",
     "name",
     "replace",
+    "prompt",
+    "continue",
+    "max-steps",
 ];
 
 fn help_cmd(ctx: &str) -> String {
@@ -725,7 +787,30 @@ mod tests {
     #[test]
     fn commands_parse() {
         let table: &[(&[&str], Command)] = &[
-            (&[], Command::Help("")),
+            (&[], Command::Chat(ChatArgs::default())),
+            (
+                &["-p", "hi there", "--json", "--max-steps", "3"],
+                Command::Chat(ChatArgs {
+                    prompt: Some("hi there".into()),
+                    json: true,
+                    max_steps: Some(3),
+                    resume: false,
+                }),
+            ),
+            (
+                &["--continue"],
+                Command::Chat(ChatArgs {
+                    resume: true,
+                    ..ChatArgs::default()
+                }),
+            ),
+            (
+                &["--yolo", "-p", "-"],
+                Command::Chat(ChatArgs {
+                    prompt: Some("-".into()),
+                    ..ChatArgs::default()
+                }),
+            ),
             (&["--help"], Command::Help("")),
             (&["-V"], Command::Version),
             (&["--version"], Command::Version),
@@ -862,6 +947,9 @@ mod tests {
             (&["mcp", "probe", "x", "y"], "unexpected argument 'y'"),
             (&["mcp", "frob"], "unknown mcp command"),
             (&["mcp", "add"], "needs a SOURCE"),
+            (&["-p"], "missing argument"),
+            (&["--json"], "--json goes with -p"),
+            (&["-p", "x", "--max-steps", "0"], "--max-steps needs"),
             (&["mcp", "call", "srv"], "needs a SERVER and a TOOL"),
             (&["mcp", "enable"], "needs a SERVER"),
             (&["mcp", "list", "--replace"], "unknown option '--replace'"),

@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run.
 
+mod agent_cmd;
 pub mod args;
 mod help;
 mod mcp_cmd;
@@ -70,6 +71,7 @@ fn execute(raw: RawArgs) -> Result {
         Command::Profile(cmd) => profile_cmd::run(&mut load()?, cmd),
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
         Command::Mcp(cmd) => mcp_cmd::run(cmd, load),
+        Command::Chat(a) => agent_cmd::run(&mut load()?, a),
     }
 }
 

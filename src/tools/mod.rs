@@ -1,7 +1,12 @@
 //! Native tools: one trait (name, description, JSON schema, a `safe` flag, run) and the
 //! table of every tool tai offers its agent and serves over MCP.
 
+pub mod files;
+pub mod glob;
 pub mod mcp_admin;
+pub mod select;
+pub mod shell;
+pub mod vault_tools;
 
 use serde_json::{Map, Value};
 
@@ -58,7 +63,11 @@ pub trait NativeTool {
 
 /// Every native tool.
 pub fn all() -> Vec<Box<dyn NativeTool>> {
-    mcp_admin::tools()
+    let mut all = files::tools();
+    all.push(Box::new(shell::Shell));
+    all.extend(vault_tools::tools());
+    all.extend(mcp_admin::tools());
+    all
 }
 
 /// Run the native tool `name`, after checking the arguments' required keys and types

@@ -609,6 +609,56 @@ impl Store {
             .map_err(sql("reading the audit trail"))
     }
 
+    // ---- conversations ----------------------------------------------------------------
+
+    /// Store a conversation's messages: a new row when `id` is `None`. Returns the id.
+    pub fn conversation_save(
+        &self,
+        id: Option<i64>,
+        profile: &str,
+        messages: &serde_json::Value,
+    ) -> Result<i64> {
+        let json = messages.to_string();
+        let now = now_ms();
+        match id {
+            Some(id) => {
+                self.conn
+                    .execute(
+                        "UPDATE conversations SET messages_json = ?1, updated = ?2 WHERE id = ?3",
+                        params![json, now, id],
+                    )
+                    .map_err(sql("saving the conversation"))?;
+                Ok(id)
+            }
+            None => {
+                self.conn
+                    .execute(
+                        "INSERT INTO conversations(profile, created, updated, messages_json) VALUES (?1, ?2, ?2, ?3)",
+                        params![profile, now, json],
+                    )
+                    .map_err(sql("saving the conversation"))?;
+                Ok(self.conn.last_insert_rowid())
+            }
+        }
+    }
+
+    /// The most recently updated conversation: `(id, messages)`.
+    pub fn conversation_last(&self) -> Result<Option<(i64, serde_json::Value)>> {
+        let row: Option<(i64, String)> = self
+            .conn
+            .query_row("SELECT id, messages_json FROM conversations ORDER BY updated DESC, id DESC LIMIT 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(sql("reading the conversation"))?;
+        Ok(row.map(|(id, j)| {
+            (
+                id,
+                serde_json::from_str(&j).unwrap_or(serde_json::Value::Array(Vec::new())),
+            )
+        }))
+    }
+
     // ---- profiles ---------------------------------------------------------------------
 
     pub fn profiles(&self) -> Result<Vec<ProfileRow>> {

@@ -1,7 +1,7 @@
 //! The vault schema as an ordered list of migrations; `PRAGMA user_version` counts those applied.
 
 /// Migration `i` takes a vault from `user_version = i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The version a fully migrated vault has.
 pub const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -25,7 +25,19 @@ pub const ALL_TABLES: &[&str] = &[
     "audit",
     "profiles",
     "meta",
+    "conversations",
 ];
+
+/// v2: conversations, so `tai --continue` resumes the last one.
+const V2: &str = r#"
+CREATE TABLE conversations (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    profile       TEXT NOT NULL,
+    created       INTEGER NOT NULL,
+    updated       INTEGER NOT NULL,
+    messages_json TEXT NOT NULL
+);
+"#;
 
 const V1: &str = r#"
 CREATE TABLE mcp_servers (

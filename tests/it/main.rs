@@ -1,10 +1,12 @@
 //! tai's one integration-test binary: the `tai` executable and the library, end to end.
 
+mod agent;
 mod agent_tools;
 mod cli;
 mod docs_contract;
 mod intake;
 mod interop;
 mod mcp_client;
+mod native_tools;
 mod support;
 mod vault;

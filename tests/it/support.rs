@@ -291,3 +291,53 @@ impl Drop for Server {
         let _ = self.0.wait();
     }
 }
+
+/// A running `tai-stub-model` with a script, killed when dropped.
+pub struct ModelStub {
+    child: std::process::Child,
+    pub url: String,
+    pub log: PathBuf,
+}
+
+impl ModelStub {
+    pub fn start(dir: &Path, script: serde_json::Value) -> ModelStub {
+        use std::io::BufRead;
+        let script_path = dir.join(format!("script-{}.json", std::process::id()));
+        std::fs::write(&script_path, script.to_string()).unwrap();
+        let log = dir.join("model-requests.log");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-model"))
+            .arg("--script")
+            .arg(&script_path)
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the model stub");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("banner")
+            .to_string();
+        ModelStub { child, url, log }
+    }
+
+    /// The request bodies the model got, in order.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        stub_log(&self.log)
+            .into_iter()
+            .map(|l| l["body"].clone())
+            .collect()
+    }
+}
+
+impl Drop for ModelStub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,274 @@
+//! `tai` (the REPL) and `tai -p PROMPT` (one turn): the agent on the terminal.
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::args::ChatArgs;
+use super::render::out;
+use super::{Context, Failure, Result, VERSION};
+use crate::agent::{Agent, TurnUi};
+use crate::approval::TerminalApprover;
+use crate::chat::ChatClient;
+use crate::config::{ApiKeySource, process_env};
+use crate::tools::ToolContext;
+
+/// Deadline of one model call.
+const MODEL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Streams answer text to stdout; tool chatter to stderr, dimmed on a colour terminal.
+struct TerminalUi {
+    color: bool,
+    /// `-p --json`: nothing streams; the transcript is printed at the end.
+    quiet: bool,
+}
+
+impl TurnUi for TerminalUi {
+    fn text(&mut self, piece: &str) {
+        if !self.quiet {
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(piece.as_bytes());
+            let _ = o.flush();
+        }
+    }
+
+    fn note(&mut self, line: &str) {
+        if self.color {
+            eprintln!("\x1b[2m{line}\x1b[0m");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn chat_client(ctx: &mut Context) -> Result<ChatClient> {
+    let c = &ctx.config;
+    let model = c.model.clone().ok_or_else(|| {
+        Failure("no model is set: export TAI_MODEL=NAME, or `tai profile add NAME --model M` and `tai profile use NAME`".into())
+    })?;
+    let key = match &c.api_key {
+        ApiKeySource::None => None,
+        ApiKeySource::Env => process_env("TAI_API_KEY"),
+        ApiKeySource::Secret(name) => {
+            let name = name.clone();
+            ctx.unlock()?;
+            Some(ctx.store.secret_get(&name)?.ok_or_else(|| {
+                Failure(format!(
+                    "the API key secret {name:?} is not in the vault: `tai vault secret set {name}`"
+                ))
+            })?)
+        }
+    };
+    if let Some(k) = &key {
+        ctx.store.add_resolved("api-key", k);
+    }
+    Ok(ChatClient::new(
+        &ctx.config.base_url,
+        &model,
+        key,
+        MODEL_TIMEOUT,
+    ))
+}
+
+pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
+    crate::sigint::install();
+    let chat = chat_client(ctx)?;
+    ctx.unlock()?;
+    let mut agent = Agent::new(&chat);
+    if let Some(n) = a.max_steps {
+        agent.max_steps = n;
+    }
+    let mut conversation = None;
+    if a.resume {
+        match ctx.store.conversation_last()? {
+            Some((id, Value::Array(messages))) => {
+                conversation = Some(id);
+                agent.history = messages;
+            }
+            _ => eprintln!("tai: no earlier conversation to continue; starting a new one"),
+        }
+    }
+    let color = std::io::stderr().is_terminal() && process_env("NO_COLOR").is_none();
+    match &a.prompt {
+        Some(p) => one_turn(ctx, &mut agent, p, a.json, color, conversation),
+        None => repl(ctx, &mut agent, color, conversation),
+    }
+}
+
+fn one_turn(
+    ctx: &mut Context,
+    agent: &mut Agent<'_>,
+    prompt: &str,
+    json: bool,
+    color: bool,
+    conversation: Option<i64>,
+) -> Result {
+    let prompt = if prompt == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .lock()
+            .take(1 << 20)
+            .read_to_string(&mut s)?;
+        s
+    } else {
+        prompt.to_string()
+    };
+    let mut ui = TerminalUi { color, quiet: json };
+    let mut approver = TerminalApprover {
+        mode: ctx.config.approval,
+    };
+    let config = ctx.config.clone();
+    let mut tctx = ToolContext {
+        store: &mut ctx.store,
+        config: &config,
+        approver: &mut approver,
+        env: &process_env,
+    };
+    let result = agent.run_turn(&mut tctx, &prompt, &mut ui, &crate::sigint::interrupted);
+    ctx.store.conversation_save(
+        conversation,
+        &config.profile,
+        &Value::Array(agent.history.clone()),
+    )?;
+    let result = result.map_err(Failure)?;
+    if json {
+        out(&format!("{:#}\n", json!(result)))?;
+    } else if !result.answer.is_empty() && !result.answer.ends_with('\n') {
+        out("\n")?;
+    }
+    match result.stopped.as_deref() {
+        None => Ok(()),
+        Some("interrupted") => Err(Failure("interrupted".into())),
+        Some("cut") => Err(Failure(
+            "the model's answer was cut off (see above for what arrived)".into(),
+        )),
+        Some(other) => Err(Failure(format!("the turn stopped early: {other}"))),
+    }
+}
+
+const REPL_HELP: &str = "\
+/help            this help
+/tools           the native tools
+/mcp             stored MCP servers (see `tai mcp --help`)
+/profile NAME    make NAME the current profile (takes effect at the next start)
+/clear           start a new conversation
+/exit            leave (Ctrl-D works too)
+A line ending in \\ continues on the next line. Ctrl-C stops the current turn.
+";
+
+fn repl(
+    ctx: &mut Context,
+    agent: &mut Agent<'_>,
+    color: bool,
+    mut conversation: Option<i64>,
+) -> Result {
+    let config = ctx.config.clone();
+    eprintln!(
+        "tai {VERSION} · profile {} · model {} · /help for commands",
+        config.profile,
+        config.model.as_deref().unwrap_or("?")
+    );
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    loop {
+        crate::sigint::clear();
+        let mut o = std::io::stdout().lock();
+        let _ = write!(
+            o,
+            "\ntai {}·{}> ",
+            config.profile,
+            config.model.as_deref().unwrap_or("?")
+        );
+        let _ = o.flush();
+        drop(o);
+        let mut input = String::new();
+        loop {
+            match lines.next() {
+                Some(Ok(l)) => match l.strip_suffix('\\') {
+                    Some(head) => {
+                        input.push_str(head);
+                        input.push('\n');
+                    }
+                    None => {
+                        input.push_str(&l);
+                        break;
+                    }
+                },
+                _ => {
+                    if input.trim().is_empty() {
+                        out("\n")?;
+                        return Ok(());
+                    }
+                    break;
+                }
+            }
+        }
+        let input = input.trim();
+        if input.is_empty() {
+            continue;
+        }
+        if let Some(cmd) = input.strip_prefix('/') {
+            let (name, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
+            match name {
+                "exit" | "quit" => return Ok(()),
+                "help" => out(REPL_HELP)?,
+                "clear" => {
+                    agent.history.clear();
+                    conversation = None;
+                    out("(a new conversation)\n")?;
+                }
+                "tools" => {
+                    let names: Vec<String> = crate::tools::all()
+                        .iter()
+                        .map(|t| t.def().name.to_string())
+                        .collect();
+                    out(&format!("{}\n", names.join(" ")))?;
+                }
+                "mcp" => {
+                    for s in crate::mcp::store::summaries(&ctx.store)? {
+                        out(&format!(
+                            "{}  {}  enabled for: {}  tools: {}\n",
+                            s.name,
+                            s.transport,
+                            s.enabled_profiles.join(","),
+                            s.tools
+                        ))?;
+                    }
+                }
+                "profile" if !rest.trim().is_empty() => {
+                    ctx.store.meta_set("current_profile", rest.trim())?;
+                    out(&format!(
+                        "profile {} is current from the next start\n",
+                        rest.trim()
+                    ))?;
+                }
+                _ => out(&format!("unknown command /{name}; /help lists them\n"))?,
+            }
+            continue;
+        }
+        let mut ui = TerminalUi {
+            color,
+            quiet: false,
+        };
+        let mut approver = TerminalApprover {
+            mode: config.approval,
+        };
+        let mut tctx = ToolContext {
+            store: &mut ctx.store,
+            config: &config,
+            approver: &mut approver,
+            env: &process_env,
+        };
+        match agent.run_turn(&mut tctx, input, &mut ui, &crate::sigint::interrupted) {
+            Ok(r) if !r.answer.ends_with('\n') => out("\n")?,
+            Ok(_) => {}
+            Err(e) => eprintln!("tai: {e}"),
+        }
+        conversation = Some(ctx.store.conversation_save(
+            conversation,
+            &config.profile,
+            &Value::Array(agent.history.clone()),
+        )?);
+    }
+}
