@@ -262,14 +262,16 @@ impl<'a> Agent<'a> {
                 .store
                 .redact(&detail)
                 .unwrap_or_else(|_| "(arguments withheld)".into());
-            match ctx.approver.approve(&what, &detail) {
-                Ok(true) => {}
-                Ok(false) | Err(_) => {
-                    let out = ToolOutput::error(format!("the user did not approve: {what}"));
-                    self.audit(ctx, &call.name, &arg_digest, "denied", started, &out, None);
-                    ui.note(&format!("denied: {what}"));
-                    return out;
-                }
+            let decision = ctx.approver.approve(&what, &detail);
+            if decision != Ok(true) {
+                let out = ToolOutput::error(format!("the user did not approve: {what}"));
+                self.audit(ctx, &call.name, &arg_digest, "denied", started, &out, None);
+                // With no terminal the reason says which flag to use.
+                ui.note(&match decision {
+                    Err(why) => format!("denied: {why}"),
+                    _ => format!("denied: {what}"),
+                });
+                return out;
             }
         }
         ui.note(&format!("→ {}", call.name));

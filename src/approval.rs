@@ -16,9 +16,25 @@ pub trait Approver {
     }
 }
 
-/// The terminal policy for a mode.
+/// The terminal policy for a mode. "always" answers hold for the rest of the session.
 pub struct TerminalApprover {
     pub mode: Approval,
+    always: std::collections::HashSet<String>,
+}
+
+impl TerminalApprover {
+    pub fn new(mode: Approval) -> TerminalApprover {
+        TerminalApprover {
+            mode,
+            always: Default::default(),
+        }
+    }
+}
+
+/// What an "always" answer covers: the action without its argument digest, so "run the
+/// tool write_file (arguments …)" covers every later write_file call of the session.
+fn always_key(what: &str) -> &str {
+    what.split(" (arguments").next().unwrap_or(what)
 }
 
 impl Approver for TerminalApprover {
@@ -29,18 +45,29 @@ impl Approver for TerminalApprover {
                 eprintln!("tai: --auto approved: {what}");
                 Ok(true)
             }
+            Approval::Ask if self.always.contains(always_key(what)) => Ok(true),
             Approval::Ask => {
                 let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|_| {
                     format!("{what}: needs approval, and there is no terminal to ask on; rerun with --auto (approve, with a line) or --yolo")
                 })?;
                 let mut out = &tty;
-                let _ = write!(out, "\n{detail}\n{what}? [y/N] ");
+                let _ = write!(
+                    out,
+                    "\n{detail}\n{what}? [y]es / [N]o / [a]lways this session: "
+                );
                 let _ = out.flush();
                 let mut line = String::new();
                 BufReader::new(&tty)
                     .read_line(&mut line)
                     .map_err(|e| e.to_string())?;
-                Ok(matches!(line.trim(), "y" | "Y" | "yes" | "Yes"))
+                match line.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => Ok(true),
+                    "a" | "always" => {
+                        self.always.insert(always_key(what).to_string());
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
             }
         }
     }

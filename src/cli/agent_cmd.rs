@@ -115,9 +115,7 @@ fn one_turn(
         prompt.to_string()
     };
     let mut ui = TerminalUi { color, quiet: json };
-    let mut approver = TerminalApprover {
-        mode: ctx.config.approval,
-    };
+    let mut approver = TerminalApprover::new(ctx.config.approval);
     let config = ctx.config.clone();
     let mut tctx = ToolContext {
         store: &mut ctx.store,
@@ -171,6 +169,8 @@ fn repl(
     );
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
+    // One approver for the session, so "always" answers last until /exit.
+    let mut approver = TerminalApprover::new(config.approval);
     loop {
         crate::sigint::clear();
         let mut o = std::io::stdout().lock();
@@ -250,9 +250,6 @@ fn repl(
         let mut ui = TerminalUi {
             color,
             quiet: false,
-        };
-        let mut approver = TerminalApprover {
-            mode: config.approval,
         };
         let mut tctx = ToolContext {
             store: &mut ctx.store,

@@ -13,7 +13,15 @@ pub fn text(topic: &str) -> &'static str {
 const TOP: &str = "\
 tai — a terminal AI agent with a complete MCP layer
 
-Usage: tai [OPTIONS] <COMMAND>
+Usage: tai [OPTIONS]                 the agent, in a REPL (/help inside)
+       tai [OPTIONS] -p PROMPT      one turn: the answer on stdout, tool chatter on stderr
+       tai [OPTIONS] <COMMAND>
+
+Agent options:
+  -p, --prompt PROMPT   Run one turn (- reads the prompt from stdin); exit 1 when it fails
+      --json            With -p: print a JSON transcript (answer, tool calls, steps)
+      --continue        Resume the last conversation
+      --max-steps N     Model calls per turn at most (default 20)
 
 Commands:
   status            Show where tai keeps its files, the current profile and model, the vault state
@@ -35,6 +43,11 @@ Files:
 
 Environment:
   TAI_HOME TAI_CONFIG TAI_PROFILE TAI_BASE_URL TAI_MODEL TAI_API_KEY TAI_VAULT_PASSPHRASE
+  NO_COLOR (plain output)
+
+The model: any OpenAI-compatible endpoint (default http://127.0.0.1:11434/v1, Ollama).
+Set TAI_MODEL, or a profile's model. Tools that change things ask first (y/N/always);
+--auto approves with one line each, --yolo silently.
 
 Exit codes: 0 success, 1 failure, 2 bad command line.
 ";

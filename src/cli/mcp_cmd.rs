@@ -66,9 +66,7 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                     "no MCP server named {server:?} (see `tai mcp list`)"
                 )));
             }
-            let mut approver = TerminalApprover {
-                mode: ctx.config.approval,
-            };
+            let mut approver = TerminalApprover::new(ctx.config.approval);
             let what = format!(
                 "remove the MCP server {server:?} with its tools, pins and profile settings"
             );
@@ -135,9 +133,7 @@ fn add_text(
     }
     let entries = intake::select(&n, name, single).map_err(Failure)?;
     ctx.unlock()?;
-    let mut approver = TerminalApprover {
-        mode: ctx.config.approval,
-    };
+    let mut approver = TerminalApprover::new(ctx.config.approval);
     let opts = AddOptions {
         profile: &ctx.config.profile.clone(),
         replace,
@@ -301,9 +297,7 @@ fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: b
             Err(e) => return Err(Failure(format!("the arguments are not JSON: {e}"))),
         },
     };
-    let mut approver = TerminalApprover {
-        mode: ctx.config.approval,
-    };
+    let mut approver = TerminalApprover::new(ctx.config.approval);
     let o = dispatch::call(
         &mut ctx.store,
         server,

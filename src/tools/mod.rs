@@ -7,6 +7,7 @@ pub mod mcp_admin;
 pub mod select;
 pub mod shell;
 pub mod vault_tools;
+pub mod web;
 
 use serde_json::{Map, Value};
 
@@ -65,6 +66,7 @@ pub trait NativeTool {
 pub fn all() -> Vec<Box<dyn NativeTool>> {
     let mut all = files::tools();
     all.push(Box::new(shell::Shell));
+    all.push(Box::new(web::WebFetch));
     all.extend(vault_tools::tools());
     all.extend(mcp_admin::tools());
     all

@@ -146,6 +146,11 @@ fn approvals_in_all_three_modes() {
     let run = t.run(&["-p", "write it"]);
     run.ok();
     assert!(!target.exists());
+    assert!(
+        run.stderr
+            .contains("no terminal to ask on; rerun with --auto"),
+        "{run:?}"
+    );
     assert!(tool_messages(&model.requests()[1])[0].contains("did not approve"));
     // --auto: approved with one line
     let run = t.run(&["--auto", "-p", "write it"]);
@@ -257,4 +262,187 @@ fn json_transcripts_exit_codes_and_spills() {
         err.contains("no model endpoint at http://127.0.0.1:9/v1") && err.contains("TAI_BASE_URL"),
         "{err}"
     );
+}
+
+#[test]
+fn tool_search_loads_tools_for_the_next_step() {
+    let dir = crate::support::TempDir::new("agent-search");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([{"tool_calls": [{"name": "tool_search", "arguments": "{\"query\": \"vault secret names\"}"}]}, {"text": "found"}]),
+    );
+    let t = tai_with(&model, "agent-search-run");
+    assert_eq!(t.run(&["-p", "hello"]).ok(), "found\n");
+    let reqs = model.requests();
+    assert!(
+        !offered(&reqs[0]).contains(&"secret_list".to_string()),
+        "{:?}",
+        offered(&reqs[0])
+    );
+    assert!(tool_messages(&reqs[1])[0].contains("secret_list:"));
+    assert!(
+        offered(&reqs[1]).contains(&"secret_list".to_string()),
+        "{:?}",
+        offered(&reqs[1])
+    );
+}
+
+/// The process has one thread while a turn streams from the model and runs a tool.
+#[test]
+fn one_thread_during_a_turn() {
+    let dir = crate::support::TempDir::new("agent-threads");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([{"tool_calls": [{"name": "shell", "arguments": "{\"command\": \"sleep 1\"}"}]}, {"text": "slow text here", "delay_ms": 200}]),
+    );
+    let t = tai_with(&model, "agent-threads-run");
+    let mut child = t
+        .cmd(&["--yolo", "-p", "go"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut counts = Vec::new();
+    for _ in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        counts.push(crate::support::thread_count(child.id()));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(
+        counts.iter().all(|c| *c <= 1) && counts.contains(&1),
+        "{counts:?}"
+    );
+}
+
+/// The REPL in a real terminal (tmux): the prompt, an approval asked and answered, the
+/// answer streamed, slash commands.
+#[test]
+fn the_repl_in_a_terminal() {
+    let dir = crate::support::TempDir::new("agent-repl");
+    let target = dir.path().join("from-repl.txt");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"name": "write_file", "arguments": json!({"path": target, "content": "hi"}).to_string()}]},
+            {"text": "Wrote the file for you.", "delay_ms": 20},
+            {"tool_calls": [{"name": "write_file", "arguments": json!({"path": target, "content": "again"}).to_string()}]},
+            {"text": "Second write done."},
+            {"tool_calls": [{"name": "write_file", "arguments": json!({"path": target, "content": "third"}).to_string()}]},
+            {"text": "Third write done, no question asked."}
+        ]),
+    );
+    let t = tai_with(&model, "agent-repl-run");
+    let socket = format!("tai-test-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .arg("-L")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .expect("tmux")
+    };
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={home} TAI_HOME={tai_home} TAI_CONFIG={cfg} TAI_BASE_URL={url} TAI_MODEL=stub-model TERM=xterm {bin}",
+        home = t.dir.path().display(),
+        tai_home = t.home().display(),
+        cfg = t.config_path().display(),
+        url = model.url,
+        bin = env!("CARGO_BIN_EXE_tai"),
+    );
+    assert!(
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "160",
+            "-y",
+            "50",
+            &command
+        ])
+        .status
+        .success()
+    );
+    let screen =
+        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned();
+    let wait_count = |needle: &str, n: usize| {
+        for _ in 0..100 {
+            if screen().matches(needle).count() >= n {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let s = screen();
+        let _ = tmux(&["kill-server"]);
+        panic!(
+            "{needle:?} never appeared {n} times (seen {}):\n{s}",
+            s.matches(needle).count()
+        );
+    };
+    let wait_for = |needle: &str| wait_count(needle, 1);
+    wait_for("tai default·stub-model>");
+    tmux(&["send-keys", "-t", "t", "please write the file", "Enter"]);
+    wait_for("run the tool write_file");
+    assert!(screen().contains("[y]es / [N]o / [a]lways this session"));
+    tmux(&["send-keys", "-t", "t", "y", "Enter"]);
+    wait_for("Wrote the file for you.");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi");
+    // "always" covers the rest of the session
+    tmux(&["send-keys", "-t", "t", "write it again", "Enter"]);
+    wait_count("[a]lways this session:", 2);
+    tmux(&["send-keys", "-t", "t", "a", "Enter"]);
+    wait_for("Second write done.");
+    tmux(&["send-keys", "-t", "t", "and once more", "Enter"]);
+    wait_for("Third write done, no question asked.");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "third");
+    assert_eq!(screen().matches("[y]es / [N]o").count(), 2, "{}", screen());
+    tmux(&["send-keys", "-t", "t", "/tools", "Enter"]);
+    wait_for("read_file write_file");
+    tmux(&["send-keys", "-t", "t", "/exit", "Enter"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = tmux(&["kill-server"]);
+}
+
+#[test]
+fn api_key_stdin_prompt_and_complete() {
+    let dir = crate::support::TempDir::new("agent-key");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([{"text": "one"}, {"text": "two"}, {"text": "whole answer"}]),
+    );
+    let mut t = tai_with(&model, "agent-key-run");
+    t.env("TAI_API_KEY", "sk-test-key-123");
+    assert_eq!(
+        t.run_stdin(&["-p", "-"], "a prompt from stdin\n").ok(),
+        "one\n"
+    );
+    let log = crate::support::stub_log(&model.log);
+    assert_eq!(log[0]["authorization"], "Bearer sk-test-key-123");
+    assert_eq!(
+        log[0]["body"]["messages"][1]["content"],
+        "a prompt from stdin\n"
+    );
+    // the key can come from the vault, named by the profile
+    let v = tai_with(&model, "agent-key-vault");
+    v.write_config("api_key_secret = \"llm\"\n");
+    v.run_stdin(&["vault", "secret", "set", "llm"], "sk-from-vault")
+        .ok();
+    assert_eq!(v.run(&["-p", "hi"]).ok(), "two\n");
+    assert_eq!(
+        crate::support::stub_log(&model.log)[1]["authorization"],
+        "Bearer sk-from-vault"
+    );
+    // complete(): one non-streamed answer
+    let client = tai::chat::ChatClient::new(
+        &model.url,
+        "stub-model",
+        None,
+        std::time::Duration::from_secs(10),
+    );
+    let answer = client
+        .complete(&[json!({"role": "user", "content": "x"})])
+        .unwrap();
+    assert_eq!(answer, "whole answer");
+    assert_eq!(model.requests()[2]["stream"], false);
 }

@@ -210,3 +210,62 @@ fn vault_tools() {
     let ask = run(&mut store, "ask_user", json!({"question": "ok?"}));
     assert!(ask.is_error && ask.text.contains("no user to ask"));
 }
+
+#[test]
+fn web_fetch_tool() {
+    let dir = TempDir::new("native-web");
+    std::fs::write(
+        dir.path().join("page.html"),
+        "<html><title>T</title><body><p>Hello &amp; welcome</p><script>x()</script></body></html>",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("big.txt"), "z".repeat(300_000)).unwrap();
+    let port = crate::support::free_port();
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args([
+        "-m",
+        "http.server",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--directory",
+    ])
+    .arg(dir.path());
+    let _server = crate::support::Server::start(cmd, port);
+    let mut store = Store::open(&dir.path().join("vault.db")).unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let page = run(
+        &mut store,
+        "web_fetch",
+        json!({"url": format!("{base}/page.html")}),
+    );
+    assert!(!page.is_error, "{}", page.text);
+    assert!(page.text.ends_with("T\nHello & welcome"), "{}", page.text);
+    let capped = run(
+        &mut store,
+        "web_fetch",
+        json!({"url": format!("{base}/big.txt"), "max_bytes": 1000}),
+    );
+    assert!(
+        capped
+            .text
+            .contains("larger than 1000 bytes; only the first 1000 were read"),
+        "{:.200}",
+        capped.text
+    );
+    assert_eq!(capped.text.matches('z').count(), 1000);
+    let missing = run(
+        &mut store,
+        "web_fetch",
+        json!({"url": format!("{base}/nope")}),
+    );
+    assert!(missing.is_error && missing.text.contains("HTTP 404"));
+    assert!(
+        run(
+            &mut store,
+            "web_fetch",
+            json!({"url": "file:///etc/passwd"})
+        )
+        .is_error
+    );
+}

