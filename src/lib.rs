@@ -15,6 +15,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod bridge;
 pub mod chat;
 pub mod cli;
 pub mod clock;

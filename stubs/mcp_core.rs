@@ -29,6 +29,9 @@ pub struct Script {
     pub port: u16,
     pub redefine: Option<String>,
     pub tools_ttl_ms: u64,
+    pub without: Vec<String>,
+    pub add_after_call: bool,
+    pub crash_once: Option<String>,
 }
 
 impl Script {
@@ -59,6 +62,9 @@ impl Script {
                 "--port" => s.port = val().parse().unwrap_or(0),
                 "--redefine" => s.redefine = Some(val()),
                 "--tools-ttl-ms" => s.tools_ttl_ms = val().parse().unwrap_or(0),
+                "--without" => s.without.push(val()),
+                "--add-after-call" => s.add_after_call = true,
+                "--crash-once" => s.crash_once = Some(val()),
                 other => die(&format!("unknown flag {other}")),
             }
         }
@@ -104,7 +110,7 @@ pub enum Action {
     Crash(i32),
 }
 
-pub fn tools(s: &Script) -> Vec<Value> {
+pub fn tools(s: &Script, st: &State) -> Vec<Value> {
     let desc = |name: &str, d: &str| match &s.redefine {
         Some(t) if t == name => format!("{d} (REDEFINED)"),
         _ => d.to_string(),
@@ -126,6 +132,10 @@ pub fn tools(s: &Script) -> Vec<Value> {
     for i in 0..s.filler_tools {
         t.push(json!({"name": format!("tool_{i:03}"), "description": format!("Filler tool {i}"), "inputSchema": {"type": "object"}}));
     }
+    if s.add_after_call && st.calls > 0 {
+        t.push(json!({"name": "late_tool", "description": "Appeared after the first call", "inputSchema": {"type": "object"}}));
+    }
+    t.retain(|x| !s.without.iter().any(|w| x["name"] == w.as_str()));
     t
 }
 
@@ -146,6 +156,7 @@ fn error(id: &Value, code: i64, msg: &str, data: Option<Value>) -> Value {
 pub struct State {
     pub messages_seen: usize,
     pub initialized: bool,
+    pub calls: usize,
 }
 
 /// Decide what to do with one parsed message.
@@ -243,7 +254,7 @@ pub fn handle(s: &Script, st: &mut State, msg: &Value) -> Action {
             }
             let wrap = |r: Value| if modern { modern_extras(r) } else { r };
             if method == "tools/list" {
-                let all = tools(s);
+                let all = tools(s, st);
                 let start: usize = msg
                     .pointer("/params/cursor")
                     .and_then(Value::as_str)
@@ -262,7 +273,20 @@ pub fn handle(s: &Script, st: &mut State, msg: &Value) -> Action {
                 }
                 return Action::Reply(vec![result(&id, wrap(r))]);
             }
-            call(s, &id, msg, modern, wrap)
+            st.calls += 1;
+            let first = st.calls == 1;
+            let mut action = call(s, &id, msg, modern, wrap);
+            if s.add_after_call
+                && first
+                && let Action::Reply(msgs) = &mut action
+            {
+                let n = msgs.len();
+                msgs.insert(
+                    n - 1,
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                );
+            }
+            action
         }
         _ => {
             if s.silent_on_unknown && !st.initialized {
@@ -331,10 +355,20 @@ fn call(
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(1000);
             Action::Slow(ms, reply(text(format!("slept {ms} ms"))))
         }
-        "crash" => {
-            eprintln!("stub: crashing mid-call as asked");
-            Action::Crash(3)
-        }
+        "crash" => match &s.crash_once {
+            Some(flag) if std::path::Path::new(flag).exists() => {
+                Action::Reply(reply(text("recovered after a crash".into())))
+            }
+            Some(flag) => {
+                let _ = std::fs::write(flag, "crashed");
+                eprintln!("stub: crashing once, as asked");
+                Action::Crash(3)
+            }
+            None => {
+                eprintln!("stub: crashing mid-call as asked");
+                Action::Crash(3)
+            }
+        },
         other if other.starts_with("tool_") => Action::Reply(reply(text(format!("{other} ran")))),
         other => Action::Reply(vec![error(
             id,

@@ -75,7 +75,13 @@ pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
     crate::sigint::install();
     let chat = chat_client(ctx)?;
     ctx.unlock()?;
-    let mut agent = Agent::new(&chat);
+    let bridge = crate::bridge::Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
+    for (server, tool) in &bridge.withheld {
+        eprintln!(
+            "tai: the MCP tool {server}/{tool} changed since it was approved and is withheld: review it with `tai mcp tools {server}`, approve it with `tai mcp approve {server} {tool}`"
+        );
+    }
+    let mut agent = Agent::new(&chat).with_bridge(bridge);
     if let Some(n) = a.max_steps {
         agent.max_steps = n;
     }

@@ -79,6 +79,10 @@ pub enum McpCmd {
         args: Option<String>,
         json: bool,
     },
+    Approve {
+        server: String,
+        tool: String,
+    },
 }
 
 /// `tai mcp probe SOURCE ...`
@@ -566,6 +570,14 @@ impl Parser {
                 server: (!pos.is_empty()).then(|| pos.remove(0)),
                 json,
             },
+            "approve" => {
+                want(2, "a SERVER and a TOOL")?;
+                let server = pos.remove(0);
+                McpCmd::Approve {
+                    server,
+                    tool: pos.remove(0),
+                }
+            }
             "call" => {
                 want(2, "a SERVER and a TOOL")?;
                 let server = pos.remove(0);

@@ -111,6 +111,7 @@ Usage:
   tai mcp remove SERVER                                asks first; removes tools and pins too
   tai mcp tools [SERVER] [--json]                      stored tools and their pin state
   tai mcp call SERVER TOOL [JSON] [--json]             call one tool (approval as for any call)
+  tai mcp approve SERVER TOOL                          approve a tool its server added or redefined
   tai mcp probe SOURCE [--json] [--protocol auto|2025-11-25|2026-07-28] [--header 'K: V']...
                        [--call TOOL [--args JSON] [--repeat N]]
                        [--connect-timeout S] [--call-timeout S] [--probe-timeout S]

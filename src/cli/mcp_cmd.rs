@@ -81,6 +81,13 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             Ok(out(&format!("removed {server}\n"))?)
         }
         McpCmd::Tools { server, json } => tools(&mut load()?, server.as_deref(), *json),
+        McpCmd::Approve { server, tool } => {
+            let mut ctx = load()?;
+            let report = crate::bridge::approve(&mut ctx.store, server, tool).map_err(Failure)?;
+            Ok(out(&format!(
+                "{report}approved {server}/{tool}: it is offered again\n"
+            ))?)
+        }
         McpCmd::Call {
             server,
             tool,

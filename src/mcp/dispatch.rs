@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::client::{McpClient, Timeouts};
 use super::{intake, store};
 use crate::approval::Approver;
+use crate::config::normalize::Entry;
 use crate::vault::{Store, audit::Event, audit::digest};
 
 /// How a call ended. `text` is already redacted.
@@ -21,27 +22,26 @@ pub struct CallOutcome {
     pub is_error: bool,
 }
 
-/// Call `tool` on the stored `server`. Errors before the call (unknown server, a tool
-/// not allowed, missing variables, no approval) are `Err`; a call that failed on the wire
-/// or as a tool is an `Ok` outcome with `is_error`.
-pub fn call(
+/// Everything before a connection to a stored server: the row, the allow/deny list for
+/// `tool`, `${VAR}` resolved (values joined to the redaction set), and consent asked again
+/// when the expanded command changed since it was approved.
+pub fn prepare(
     store: &mut Store,
     server: &str,
-    tool: &str,
-    arguments: Map<String, Value>,
+    tool: Option<&str>,
     approver: &mut dyn Approver,
     env: &dyn Fn(&str) -> Option<String>,
-    timeouts: Timeouts,
-) -> Result<CallOutcome, String> {
+) -> Result<(Entry, intake::Resolved), String> {
     let row = store::load(store, server)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no MCP server named {server:?} (see `tai mcp list`)"))?;
     let entry = row.entry;
-    if entry.deny.iter().any(|d| d == tool)
-        || entry
-            .allow
-            .as_ref()
-            .is_some_and(|a| !a.iter().any(|x| x == tool))
+    if let Some(tool) = tool
+        && (entry.deny.iter().any(|d| d == tool)
+            || entry
+                .allow
+                .as_ref()
+                .is_some_and(|a| !a.iter().any(|x| x == tool)))
     {
         return Err(format!(
             "{server}: the tool {tool:?} is not allowed by the server's tool list"
@@ -68,6 +68,22 @@ pub fn call(
             .map_err(|e| e.to_string())?;
         let _ = store.audit(Event::new("mcp-consent", server, "approved"));
     }
+    Ok((entry, resolved))
+}
+
+/// Call `tool` on the stored `server`. Errors before the call (unknown server, a tool
+/// not allowed, missing variables, no approval) are `Err`; a call that failed on the wire
+/// or as a tool is an `Ok` outcome with `is_error`.
+pub fn call(
+    store: &mut Store,
+    server: &str,
+    tool: &str,
+    arguments: Map<String, Value>,
+    approver: &mut dyn Approver,
+    env: &dyn Fn(&str) -> Option<String>,
+    timeouts: Timeouts,
+) -> Result<CallOutcome, String> {
+    let (entry, resolved) = prepare(store, server, Some(tool), approver, env)?;
     let subject = format!("{server}/{tool}");
     let args_json = serde_json::to_string(&arguments).unwrap_or_default();
     let arg_digest = digest(args_json.as_bytes());

@@ -127,11 +127,18 @@ pub fn resolve(
     Ok(Resolved { spec, values })
 }
 
-/// Add the resolved values to the store's redaction set (short ones cannot be scrubbed
-/// meaningfully and are skipped).
+/// Add the resolved values to the store's redaction set: every value that came from the
+/// vault, and values from the environment of 8 characters or more (tokens and keys; a
+/// short value such as a flag or a word would scrub ordinary text everywhere).
 pub fn remember_values(store: &mut Store, r: &Resolved) {
     for (k, v) in &r.values {
-        if v.chars().count() >= 4 {
+        let from_vault = store
+            .secret_get(k.strip_prefix("input:").unwrap_or(k))
+            .ok()
+            .flatten()
+            .as_deref()
+            == Some(v.as_str());
+        if from_vault || v.chars().count() >= 8 {
             store.add_resolved(k, v);
         }
     }

@@ -200,6 +200,14 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
         params![protocol_key(name), consent_key(name)],
     )
     .map_err(sql("removing a server"))?;
+    // Reviews kept for drifted tools (`mcp.approved.NAME.TOOL`); compared as a prefix, not
+    // with LIKE, whose `_` would match other servers' names.
+    let approved = format!("mcp.approved.{name}.");
+    tx.execute(
+        "DELETE FROM meta WHERE substr(key, 1, ?1) = ?2",
+        params![approved.len() as i64, approved],
+    )
+    .map_err(sql("removing a server"))?;
     tx.commit().map_err(sql("removing a server"))
 }
 
@@ -376,6 +384,44 @@ pub fn set_enabled(store: &Store, server: &str, profile: &str, on: bool) -> vaul
             params![server, profile, on as i64],
         )
         .map_err(sql("storing enablement"))?;
+    Ok(())
+}
+
+/// Store one tool's current definition (its pin is left as it is).
+pub fn put_tool(store: &Store, server: &str, t: &Tool) -> vault::Result<()> {
+    store
+        .conn()
+        .execute(
+            "INSERT OR REPLACE INTO mcp_server_tools(server, tool, description, schema_json, updated) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![server, t.name, t.description, t.input_schema.to_string(), now_ms()],
+        )
+        .map_err(sql("storing a tool"))?;
+    Ok(())
+}
+
+/// Forget a tool the server no longer lists, with its pin.
+pub fn delete_tool(store: &Store, server: &str, tool: &str) -> vault::Result<()> {
+    for table in ["mcp_server_tools", "mcp_tool_pins"] {
+        store
+            .conn()
+            .execute(
+                &format!("DELETE FROM {table} WHERE server = ?1 AND tool = ?2"),
+                params![server, tool],
+            )
+            .map_err(sql("removing a tool"))?;
+    }
+    Ok(())
+}
+
+/// Approve a tool's definition: its pin becomes `hash`.
+pub fn pin(store: &Store, server: &str, tool: &str, hash: &str) -> vault::Result<()> {
+    store
+        .conn()
+        .execute(
+            "INSERT OR REPLACE INTO mcp_tool_pins(server, tool, hash, updated) VALUES (?1, ?2, ?3, ?4)",
+            params![server, tool, hash, now_ms()],
+        )
+        .map_err(sql("pinning a tool"))?;
     Ok(())
 }
 

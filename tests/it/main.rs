@@ -2,6 +2,7 @@
 
 mod agent;
 mod agent_tools;
+mod bridge;
 mod cli;
 mod docs_contract;
 mod intake;
