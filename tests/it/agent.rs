@@ -12,25 +12,6 @@ fn tai_with(model: &ModelStub, tag: &str) -> Tai {
     t
 }
 
-/// The tool messages of one request.
-fn tool_messages(req: &Value) -> Vec<String> {
-    req["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-fn offered(req: &Value) -> Vec<String> {
-    req["tools"].as_array().map_or(Vec::new(), |t| {
-        t.iter()
-            .map(|x| x["function"]["name"].as_str().unwrap().to_string())
-            .collect()
-    })
-}
-
 #[test]
 fn a_multi_step_turn_with_two_tool_calls() {
     let dir = crate::support::TempDir::new("agent-steps");
@@ -58,7 +39,7 @@ fn a_multi_step_turn_with_two_tool_calls() {
     assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0]["stream"], true);
     assert_eq!(reqs[0]["messages"][1]["content"], "what is in notes.txt?");
-    let offered0 = offered(&reqs[0]);
+    let offered0 = ModelStub::offered(&reqs[0]);
     assert!(
         offered0.contains(&"read_file".to_string())
             && offered0.contains(&"tool_search".to_string()),
@@ -68,7 +49,7 @@ fn a_multi_step_turn_with_two_tool_calls() {
         offered0.len() <= 24,
         "the lazy selection offers a budget, not everything: {offered0:?}"
     );
-    let results = tool_messages(&reqs[1]);
+    let results = ModelStub::tool_messages(&reqs[1]);
     assert!(
         results[0].contains("1\talpha") && results[0].contains("2\tbeta"),
         "{results:?}"
@@ -92,12 +73,14 @@ fn malformed_arguments_go_back_to_the_model() {
     assert_eq!(t.run(&["-p", "read it"]).ok(), "Recovered.\n");
     let reqs = model.requests();
     assert!(
-        tool_messages(&reqs[1])[0].contains("not a JSON object"),
+        ModelStub::tool_messages(&reqs[1])[0].contains("not a JSON object"),
         "{:?}",
-        tool_messages(&reqs[1])
+        ModelStub::tool_messages(&reqs[1])
     );
-    assert!(tool_messages(&reqs[2])[1].contains("missing the required argument \"path\""));
-    assert!(tool_messages(&reqs[3])[2].contains("no tool named \"no_such_tool\""));
+    assert!(
+        ModelStub::tool_messages(&reqs[2])[1].contains("missing the required argument \"path\"")
+    );
+    assert!(ModelStub::tool_messages(&reqs[3])[2].contains("no tool named \"no_such_tool\""));
 }
 
 #[test]
@@ -151,7 +134,7 @@ fn approvals_in_all_three_modes() {
             .contains("no terminal to ask on; rerun with --auto"),
         "{run:?}"
     );
-    assert!(tool_messages(&model.requests()[1])[0].contains("did not approve"));
+    assert!(ModelStub::tool_messages(&model.requests()[1])[0].contains("did not approve"));
     // --auto: approved with one line
     let run = t.run(&["--auto", "-p", "write it"]);
     run.ok();
@@ -236,7 +219,7 @@ fn json_transcripts_exit_codes_and_spills() {
         ),
         (Some("done"), Some(2), Some("read_file"))
     );
-    let spilled = &tool_messages(&model.requests()[1])[0];
+    let spilled = &ModelStub::tool_messages(&model.requests()[1])[0];
     assert!(
         spilled.contains("over the 64 KB inline cap; stored whole as record rec_"),
         "{spilled:.300}"
@@ -275,15 +258,15 @@ fn tool_search_loads_tools_for_the_next_step() {
     assert_eq!(t.run(&["-p", "hello"]).ok(), "found\n");
     let reqs = model.requests();
     assert!(
-        !offered(&reqs[0]).contains(&"secret_list".to_string()),
+        !ModelStub::offered(&reqs[0]).contains(&"secret_list".to_string()),
         "{:?}",
-        offered(&reqs[0])
+        ModelStub::offered(&reqs[0])
     );
-    assert!(tool_messages(&reqs[1])[0].contains("secret_list:"));
+    assert!(ModelStub::tool_messages(&reqs[1])[0].contains("secret_list:"));
     assert!(
-        offered(&reqs[1]).contains(&"secret_list".to_string()),
+        ModelStub::offered(&reqs[1]).contains(&"secret_list".to_string()),
         "{:?}",
-        offered(&reqs[1])
+        ModelStub::offered(&reqs[1])
     );
 }
 

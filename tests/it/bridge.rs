@@ -16,24 +16,6 @@ fn setup(model: &ModelStub, tag: &str, args: &[&str]) -> Tai {
     t
 }
 
-fn tool_messages(req: &Value) -> Vec<String> {
-    req["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-fn offered(req: &Value) -> Vec<String> {
-    req["tools"].as_array().map_or(Vec::new(), |t| {
-        t.iter()
-            .map(|x| x["function"]["name"].as_str().unwrap().to_string())
-            .collect()
-    })
-}
-
 fn call(name: &str, args: Value) -> Value {
     json!({"tool_calls": [{"name": name, "arguments": args.to_string()}]})
 }
@@ -58,14 +40,14 @@ fn a_bridged_call_is_approved_redacted_and_audited() {
         .ok();
     // asked, with no terminal: denied, and the server never sees the call
     t.run(&["-p", "echo the token"]).ok();
-    assert!(tool_messages(&model.requests()[1])[0].contains("did not approve"));
+    assert!(ModelStub::tool_messages(&model.requests()[1])[0].contains("did not approve"));
     assert!(!stub_log(&log).iter().any(|l| l["method"] == "tools/call"));
     // the tool is offered under its bridged name, with the server's schema
     let req0 = &model.requests()[0];
     assert!(
-        offered(req0).contains(&"mcp_stub_echo".to_string()),
+        ModelStub::offered(req0).contains(&"mcp_stub_echo".to_string()),
         "{:?}",
-        offered(req0)
+        ModelStub::offered(req0)
     );
     let echo = req0["tools"]
         .as_array()
@@ -83,7 +65,7 @@ fn a_bridged_call_is_approved_redacted_and_audited() {
     // --yolo: called; the secret in the result is redacted before the model sees it
     let run = t.run(&["--yolo", "-p", "echo the token"]);
     assert_eq!(run.ok(), "done\n");
-    let result = &tool_messages(&model.requests()[3])[0];
+    let result = &ModelStub::tool_messages(&model.requests()[3])[0];
     assert_eq!(result, "the token is [REDACTED:token]");
     let audit: Value =
         serde_json::from_str(t.run(&["vault", "audit", "--json", "--limit", "100"]).ok()).unwrap();
@@ -121,7 +103,7 @@ fn a_large_result_spills_whole() {
     );
     let t = setup(&model, "bridge-spill-run", &["--era", "dual"]);
     t.run(&["--yolo", "-p", "big one"]).ok();
-    let msg = &tool_messages(&model.requests()[1])[0];
+    let msg = &ModelStub::tool_messages(&model.requests()[1])[0];
     assert!(
         msg.contains("stored whole as record rec_") && msg.len() < 5000,
         "{:.300}",
@@ -162,12 +144,12 @@ fn drift_is_withheld_until_a_person_approves() {
         ],
     );
     t.run(&["--yolo", "-p", "one"]).ok();
-    assert_eq!(tool_messages(&model.requests()[1])[0], "a");
+    assert_eq!(ModelStub::tool_messages(&model.requests()[1])[0], "a");
     // the server now redefines echo and adds a tool: both withheld, even with --yolo
     t.env("REDEF", "echo").env("EXTRA", "1");
     let run = t.run(&["--yolo", "-p", "two"]);
     run.ok();
-    let msg = &tool_messages(&model.requests()[3])[0];
+    let msg = &ModelStub::tool_messages(&model.requests()[3])[0];
     assert!(
         msg.contains("redefined by its server") && msg.contains("tai mcp approve stub echo"),
         "{msg}"
@@ -193,7 +175,7 @@ fn drift_is_withheld_until_a_person_approves() {
             .contains("stub/echo changed since it was approved"),
         "{run:?}"
     );
-    assert!(!offered(&model.requests()[4]).contains(&"mcp_stub_echo".to_string()));
+    assert!(!ModelStub::offered(&model.requests()[4]).contains(&"mcp_stub_echo".to_string()));
     // a person approves, seeing what changed; then it is offered again
     let shown = t.run(&["mcp", "approve", "stub", "echo"]).ok().to_string();
     assert!(
@@ -285,7 +267,7 @@ fn a_crashed_server_is_reconnected_once() {
     );
     t.run(&["--yolo", "-p", "crash it"]).ok();
     assert_eq!(
-        tool_messages(&model.requests()[1])[0],
+        ModelStub::tool_messages(&model.requests()[1])[0],
         "recovered after a crash"
     );
     assert!(flag.exists());
@@ -312,8 +294,11 @@ fn server_everything_through_the_bridge() {
     t.run(&["mcp", "enable", "everything"]).ok();
     t.run(&["--yolo", "-p", "echo through everything"]).ok();
     let reqs = model.requests();
-    assert_eq!(tool_messages(&reqs[1])[0], "Echo: via the bridge");
-    let err = &tool_messages(&reqs[2])[1];
+    assert_eq!(
+        ModelStub::tool_messages(&reqs[1])[0],
+        "Echo: via the bridge"
+    );
+    let err = &ModelStub::tool_messages(&reqs[2])[1];
     assert!(err.contains("message"), "{err}");
 }
 

@@ -161,24 +161,31 @@ pub struct HttpStub {
     pub url: String,
 }
 
+/// Start a stub server and read the URL from its `listening on URL` banner.
+fn spawn_with_banner(mut cmd: Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start a stub");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("a stub's banner")
+        .to_string();
+    (child, url)
+}
+
 impl HttpStub {
     pub fn start(args: &[&str]) -> HttpStub {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-http"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the HTTP stub");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect("stub banner")
-            .to_string();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-http"));
+        cmd.args(args);
+        let (child, url) = spawn_with_banner(cmd);
         HttpStub { child, url }
     }
 }
@@ -301,29 +308,34 @@ pub struct ModelStub {
 
 impl ModelStub {
     pub fn start(dir: &Path, script: serde_json::Value) -> ModelStub {
-        use std::io::BufRead;
         let script_path = dir.join(format!("script-{}.json", std::process::id()));
         std::fs::write(&script_path, script.to_string()).unwrap();
         let log = dir.join("model-requests.log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-model"))
-            .arg("--script")
-            .arg(&script_path)
-            .arg("--log")
-            .arg(&log)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the model stub");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect("banner")
-            .to_string();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-model"));
+        cmd.arg("--script").arg(&script_path).arg("--log").arg(&log);
+        let (child, url) = spawn_with_banner(cmd);
         ModelStub { child, url, log }
+    }
+
+    /// The `role: tool` messages of one recorded request.
+    pub fn tool_messages(req: &serde_json::Value) -> Vec<String> {
+        req["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// The names of the tools offered in one recorded request.
+    pub fn offered(req: &serde_json::Value) -> Vec<String> {
+        req["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x["function"]["name"].as_str().map(str::to_string))
+            .collect()
     }
 
     /// The request bodies the model got, in order.
