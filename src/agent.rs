@@ -249,6 +249,19 @@ impl<'a> Agent<'a> {
     ) -> ToolOutput {
         let started = Instant::now();
         let arg_digest = digest(call.arguments.as_bytes());
+        let (out, outcome, record) = self.attempt(ctx, call, &arg_digest, ui);
+        self.audit(ctx, &call.name, &arg_digest, outcome, started, &out, record);
+        out
+    }
+
+    /// The call itself: the output, its audit outcome, and the record it spilled to.
+    fn attempt(
+        &mut self,
+        ctx: &mut ToolContext<'_>,
+        call: &ToolCall,
+        arg_digest: &str,
+        ui: &mut dyn TurnUi,
+    ) -> (ToolOutput, &'static str, Option<String>) {
         let args: Map<String, Value> = match serde_json::from_str::<Value>(
             if call.arguments.trim().is_empty() {
                 "{}"
@@ -263,16 +276,7 @@ impl<'a> Agent<'a> {
                     call.name,
                     call.arguments.chars().take(200).collect::<String>()
                 ));
-                self.audit(
-                    ctx,
-                    &call.name,
-                    &arg_digest,
-                    "bad-arguments",
-                    started,
-                    &out,
-                    None,
-                );
-                return out;
+                return (out, "bad-arguments", None);
             }
         };
         let Some(def) = self.defs.iter().find(|d| d.name == call.name).cloned() else {
@@ -287,29 +291,11 @@ impl<'a> Agent<'a> {
                     call.name
                 )
             });
-            self.audit(
-                ctx,
-                &call.name,
-                &arg_digest,
-                "unknown-tool",
-                started,
-                &out,
-                None,
-            );
-            return out;
+            return (out, "unknown-tool", None);
         };
         if let Err(why) = tools::check_args(&def.parameters, &args) {
             let out = ToolOutput::error(format!("{}: {why}", call.name));
-            self.audit(
-                ctx,
-                &call.name,
-                &arg_digest,
-                "bad-arguments",
-                started,
-                &out,
-                None,
-            );
-            return out;
+            return (out, "bad-arguments", None);
         }
         let safe = def.safe
             || (def.name == "shell" && tools::shell::is_safe(tools::arg_str(&args, "command")));
@@ -332,13 +318,12 @@ impl<'a> Agent<'a> {
             let decision = ctx.approver.approve(&what, &detail);
             if decision != Ok(true) {
                 let out = ToolOutput::error(format!("the user did not approve: {what}"));
-                self.audit(ctx, &call.name, &arg_digest, "denied", started, &out, None);
                 // With no terminal the reason says which flag to use.
                 ui.note(&match decision {
                     Err(why) => format!("denied: {why}"),
                     _ => format!("denied: {what}"),
                 });
-                return out;
+                return (out, "denied", None);
             }
         }
         ui.note(&format!("→ {}", call.name));
@@ -359,16 +344,7 @@ impl<'a> Agent<'a> {
                 let out = ToolOutput::error(format!(
                     "the result was withheld: it could not be checked for secrets ({e})"
                 ));
-                self.audit(
-                    ctx,
-                    &call.name,
-                    &arg_digest,
-                    "withheld",
-                    started,
-                    &out,
-                    None,
-                );
-                return out;
+                return (out, "withheld", None);
             }
         };
         let (text, record) = spill(ctx, &call.name, text);
@@ -377,8 +353,7 @@ impl<'a> Agent<'a> {
             is_error: out.is_error,
         };
         let outcome = if out.is_error { "tool-error" } else { "ok" };
-        self.audit(ctx, &call.name, &arg_digest, outcome, started, &out, record);
-        out
+        (out, outcome, record)
     }
 
     fn tool_search(&mut self, query: &str) -> ToolOutput {
