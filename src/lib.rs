@@ -24,6 +24,7 @@ pub mod entropy;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod server;
 pub mod sigint;
 pub mod term;
 pub mod tools;

@@ -10,6 +10,8 @@
 //!   {"text": "...", "cut": true}                          a stream cut before it ends
 //!   {"text": "...", "delay_ms": 500}                      a slow answer (between chunks)
 //! Past the end of the script every request gets HTTP 500 "script exhausted".
+//! In tool-call arguments, `$RECORD` becomes the last `rec_…` id the request's messages
+//! mention (so a script can read back a spilled result).
 
 #[path = "http_io.rs"]
 mod http_io;
@@ -85,6 +87,31 @@ fn stream(mut s: &TcpStream, step: &Value) {
     }
 }
 
+/// `step` with `$RECORD` in tool-call arguments replaced by the last record id mentioned.
+fn with_record(step: &Value, request: &Value) -> Value {
+    let text = request["messages"].to_string();
+    let id = text.rmatch_indices("rec_").next().map(|(at, _)| {
+        text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<String>()
+    });
+    let mut step = step.clone();
+    if let (Some(id), Some(calls)) = (id, step.get_mut("tool_calls").and_then(Value::as_array_mut))
+    {
+        for c in calls {
+            if let Some(a) = c
+                .get("arguments")
+                .and_then(Value::as_str)
+                .map(|a| a.replace("$RECORD", &id))
+            {
+                c["arguments"] = Value::String(a);
+            }
+        }
+    }
+    step
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut script, mut log, mut port) = (None, None, 0u16);
@@ -139,6 +166,7 @@ fn main() {
             continue;
         };
         next += 1;
+        let step = &with_record(step, &body);
         if let Some(status) = step.get("status").and_then(Value::as_u64) {
             let mut extra = Vec::new();
             if let Some(r) = step.get("retry_after").and_then(Value::as_u64) {

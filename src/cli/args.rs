@@ -31,6 +31,8 @@ pub enum Command {
     Mcp(McpCmd),
     /// The agent: `tai` (the REPL) or `tai -p PROMPT` (one turn).
     Chat(ChatArgs),
+    /// `tai --serve-mcp-stdio`: serve MCP over stdio.
+    ServeStdio,
 }
 
 /// `tai [-p PROMPT|-] [--continue] [--json] [--max-steps N]`
@@ -250,6 +252,7 @@ impl Parser {
             Step::End => Ok(Command::Chat(ChatArgs::default())),
             Step::Help => Ok(Command::Help("")),
             Step::Arg(Short('p')) => self.chat_args(Some("prompt")),
+            Step::Arg(Long("serve-mcp-stdio")) => self.done(Command::ServeStdio),
             Step::Arg(Long(flag @ ("prompt" | "continue" | "json" | "max-steps"))) => {
                 self.chat_args(Some(flag))
             }
@@ -721,7 +724,7 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Vault(_) => "vault",
         Command::Mcp(_) => "mcp",
-        Command::Chat(_) => "tai",
+        Command::Chat(_) | Command::ServeStdio => "tai",
     }
 }
 
@@ -760,6 +763,7 @@ const KNOWN_LONG: &[&str] = &[
     "prompt",
     "continue",
     "max-steps",
+    "serve-mcp-stdio",
 ];
 
 fn help_cmd(ctx: &str) -> String {
@@ -816,6 +820,7 @@ mod tests {
                     ..ChatArgs::default()
                 }),
             ),
+            (&["--serve-mcp-stdio"], Command::ServeStdio),
             (
                 &["--yolo", "-p", "-"],
                 Command::Chat(ChatArgs {

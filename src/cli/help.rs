@@ -17,6 +17,10 @@ Usage: tai [OPTIONS]                 the agent, in a REPL (/help inside)
        tai [OPTIONS] -p PROMPT      one turn: the answer on stdout, tool chatter on stderr
        tai [OPTIONS] <COMMAND>
 
+Serving MCP:
+      --serve-mcp-stdio Serve tai's tools plus chat and completions over stdio (for hosts
+                        such as Claude Desktop, Cursor, Codex). Every call is approved.
+
 Agent options:
   -p, --prompt PROMPT   Run one turn (- reads the prompt from stdin); exit 1 when it fails
       --json            With -p: print a JSON transcript (answer, tool calls, steps)

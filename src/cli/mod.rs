@@ -72,6 +72,16 @@ fn execute(raw: RawArgs) -> Result {
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
         Command::Mcp(cmd) => mcp_cmd::run(cmd, load),
         Command::Chat(a) => agent_cmd::run(&mut load()?, a),
+        Command::ServeStdio => {
+            let mut ctx = load()?;
+            ctx.unlock()?;
+            eprintln!(
+                "tai: serving MCP on stdin/stdout (both eras). No user is present: every tool call is approved, as with --yolo; the launching host is the authority."
+            );
+            let Context { store, config, .. } = ctx;
+            let mut server = crate::server::McpServer::new(store, config);
+            Ok(crate::server::stdio::serve(&mut server)?)
+        }
     }
 }
 

@@ -99,10 +99,19 @@ fn a_large_result_spills_whole() {
     let dir = TempDir::new("bridge-spill");
     let model = ModelStub::start(
         dir.path(),
-        json!([call("mcp_stub_big", json!({"size": 1_000_000})), {"text": "ok"}]),
+        json!([
+            call("mcp_stub_big", json!({"size": 1_000_000})),
+            call("record_get", json!({"id": "$RECORD", "offset": 999_990, "limit": 100})),
+            {"text": "ok"}
+        ]),
     );
     let t = setup(&model, "bridge-spill-run", &["--era", "dual"]);
     t.run(&["--yolo", "-p", "big one"]).ok();
+    // the model read the end back with record_get
+    assert_eq!(
+        ModelStub::tool_messages(&model.requests()[2])[1],
+        "6789abcdef"
+    );
     let msg = &ModelStub::tool_messages(&model.requests()[1])[0];
     assert!(
         msg.contains("stored whole as record rec_") && msg.len() < 5000,
@@ -282,6 +291,7 @@ fn server_everything_through_the_bridge() {
         json!([
             call("mcp_everything_echo", json!({"message": "via the bridge"})),
             call("mcp_everything_echo", json!({})),
+            call("mcp_everything_get_tiny_image", json!({})),
             {"text": "done"}
         ]),
     );
@@ -297,6 +307,11 @@ fn server_everything_through_the_bridge() {
     assert_eq!(
         ModelStub::tool_messages(&reqs[1])[0],
         "Echo: via the bridge"
+    );
+    let image = &ModelStub::tool_messages(&reqs[3])[2];
+    assert!(
+        image.contains("\"type\":\"image\"") && image.contains("\"mimeType\":\"image/png\""),
+        "non-text content arrives as its JSON: {image:.200}"
     );
     let err = &ModelStub::tool_messages(&reqs[2])[1];
     assert!(err.contains("message"), "{err}");
@@ -359,4 +374,37 @@ fn no_child_outlives_tai() {
     for pid in stub_log(&log).iter().filter_map(|l| l["pid"].as_u64()) {
         assert_eq!(wait_gone(pid as u32), None, "stub {pid} outlived Ctrl-C");
     }
+}
+
+/// At most MCP_MAX_TOOLS tools per server are offered; the rest are listed, not offered.
+#[test]
+fn at_most_max_tools_are_offered() {
+    let dir = TempDir::new("bridge-max");
+    let model = ModelStub::start(dir.path(), json!([]));
+    let t = setup(
+        &model,
+        "bridge-max-run",
+        &["--era", "legacy", "--tools", "120"],
+    );
+    let store = tai::vault::Store::open(&t.vault_path()).unwrap();
+    let bridge = tai::bridge::Bridge::load(&store, "default").unwrap();
+    assert_eq!(bridge.tools.len(), tai::mcp::caps::MCP_MAX_TOOLS);
+    assert_eq!(
+        bridge.not_offered.len(),
+        127 - tai::mcp::caps::MCP_MAX_TOOLS
+    );
+    let listed: Value =
+        serde_json::from_str(t.run(&["mcp", "tools", "stub", "--json"]).ok()).unwrap();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        127,
+        "every tool is listed"
+    );
+    // another profile has none: servers are off until enabled there
+    assert!(
+        tai::bridge::Bridge::load(&store, "work")
+            .unwrap()
+            .tools
+            .is_empty()
+    );
 }

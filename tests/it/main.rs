@@ -9,5 +9,6 @@ mod intake;
 mod interop;
 mod mcp_client;
 mod native_tools;
+mod server;
 mod support;
 mod vault;

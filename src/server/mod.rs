@@ -1,0 +1,414 @@
+//! tai as an MCP server: one dispatcher for both eras, transport-independent.
+//!
+//! `McpServer::handle` takes one JSON-RPC message (and, over HTTP, the request's era
+//! evidence) and returns the reply. It serves every native tool's schema verbatim plus
+//! `chat` and `completions`; bridged foreign tools are never re-served (that would launder
+//! untrusted servers through tai's identity). No user is present, so approvals are
+//! automatic (the key, or the launching host, is the authority) and `ask_user` denies.
+
+pub mod stdio;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::agent::{Agent, Capture};
+use crate::approval::Approver;
+use crate::chat::ChatClient;
+use crate::config::Config;
+use crate::jsonrpc::{ErrorObject, Id, Message, code};
+use crate::mcp::caps::{MCP_CHAT_TIMEOUT, MCP_SESSION_IDLE};
+use crate::mcp::era::{Era, LEGACY_VERSION, MODERN_VERSION};
+use crate::mcp::handshake::LEGACY_VERSIONS;
+use crate::mcp::methods;
+use crate::mcp::protocol::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
+use crate::tools::{self, ToolContext, ToolOutput};
+use crate::vault::Store;
+
+/// Approves everything and asks no one: serve mode (said loudly at startup).
+pub struct ServeApprover;
+
+impl Approver for ServeApprover {
+    fn approve(&mut self, _what: &str, _detail: &str) -> Result<bool, String> {
+        Ok(true)
+    }
+
+    fn ask(&mut self, _question: &str) -> Result<String, String> {
+        Err("ask_user is not available when tai serves MCP: no user is present; decide with what you have".into())
+    }
+}
+
+/// The tool names served beyond the native tools.
+pub const CHAT: &str = "chat";
+pub const COMPLETIONS: &str = "completions";
+
+/// A `chat` conversation: an MCP session's (2025) or a handle's (2026).
+struct Conversation {
+    history: Vec<Value>,
+    last_seen: Instant,
+}
+
+pub struct McpServer {
+    pub store: Store,
+    pub config: Config,
+    conversations: HashMap<String, Conversation>,
+    /// How long an idle conversation or session lives (MCP_SESSION_IDLE; tests shorten it).
+    pub idle: Duration,
+}
+
+/// The served tool list: natives verbatim, then the two extras. Never a bridged tool.
+pub fn served_tools() -> Vec<Value> {
+    let mut out: Vec<Value> = tools::all()
+        .iter()
+        .map(|t| {
+            let d = t.def();
+            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters})
+        })
+        .collect();
+    out.push(json!({"name": CHAT, "description": "Run a full tai agent turn (with tools) and return its answer. Pass the returned session to continue the conversation.",
+        "inputSchema": {"type": "object", "properties": {
+            "message": {"type": "string"}, "session": {"type": "string"}, "profile": {"type": "string"},
+            "max_steps": {"type": "integer"}}, "required": ["message"]}}));
+    out.push(json!({"name": COMPLETIONS, "description": "One completion from the current model, no tools: messages are {role: system|user|assistant, content}.",
+        "inputSchema": {"type": "object", "properties": {
+            "messages": {"type": "array", "items": {"type": "object"}}}, "required": ["messages"]}}));
+    out
+}
+
+fn result(id: Id, v: Value) -> Option<Message> {
+    Some(Message::Response { id, result: v })
+}
+
+fn error(id: Option<Id>, code: i64, msg: impl Into<String>) -> Option<Message> {
+    Some(Message::Error {
+        id,
+        error: ErrorObject::new(code, msg),
+    })
+}
+
+/// The protocol version a request claims in its `_meta`, if any.
+pub fn claimed_version(params: Option<&Value>) -> Option<&str> {
+    params?.get("_meta")?.get(PROTOCOL_VERSION_KEY)?.as_str()
+}
+
+impl McpServer {
+    pub fn new(store: Store, config: Config) -> McpServer {
+        McpServer {
+            store,
+            config,
+            conversations: HashMap::new(),
+            idle: MCP_SESSION_IDLE,
+        }
+    }
+
+    /// Handle one message in `era` (decided by the transport). `session` is the legacy
+    /// session (stdio: the process; HTTP: `Mcp-Session-Id`), used as `chat`'s default.
+    pub fn handle(&mut self, msg: Message, era: Era, session: Option<&str>) -> Option<Message> {
+        let Message::Request { id, method, params } = msg else {
+            return None; // notifications and responses need no answer
+        };
+        match era {
+            Era::Legacy => self.legacy(id, &method, params, session),
+            Era::Modern => self.modern(id, &method, params),
+        }
+    }
+
+    fn legacy(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<Value>,
+        session: Option<&str>,
+    ) -> Option<Message> {
+        match method {
+            methods::INITIALIZE => {
+                let asked = params
+                    .as_ref()
+                    .and_then(|p| p.get("protocolVersion"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let version = if LEGACY_VERSIONS.contains(&asked) {
+                    asked
+                } else {
+                    LEGACY_VERSION
+                };
+                result(
+                    id,
+                    json!({
+                        "protocolVersion": version,
+                        "capabilities": {"tools": {"listChanged": false}},
+                        "serverInfo": {"name": "tai", "version": env!("CARGO_PKG_VERSION")},
+                        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` (a full tai agent turn) and `completions`."
+                    }),
+                )
+            }
+            methods::PING => result(id, json!({})),
+            methods::TOOLS_LIST => result(id, json!({"tools": served_tools()})),
+            methods::TOOLS_CALL => self.call(id, params, Era::Legacy, session),
+            other => error(
+                Some(id),
+                code::METHOD_NOT_FOUND,
+                format!("Method not found: {other}"),
+            ),
+        }
+    }
+
+    fn modern(&mut self, id: Id, method: &str, params: Option<Value>) -> Option<Message> {
+        let meta = params.as_ref().and_then(|p| p.get("_meta"));
+        let version = meta
+            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+            .and_then(Value::as_str);
+        match version {
+            None => {
+                return error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    format!("params._meta must carry {PROTOCOL_VERSION_KEY}"),
+                );
+            }
+            Some(v) if v != MODERN_VERSION => {
+                return Some(Message::Error {
+                    id: Some(id),
+                    error: ErrorObject::new(
+                        code::UNSUPPORTED_PROTOCOL_VERSION,
+                        "Unsupported protocol version",
+                    )
+                    .with_data(json!({"supported": [MODERN_VERSION], "requested": v})),
+                });
+            }
+            Some(_) => {}
+        }
+        if meta
+            .and_then(|m| m.get(CLIENT_CAPABILITIES_KEY))
+            .is_none_or(|c| !c.is_object())
+        {
+            return error(
+                Some(id),
+                code::INVALID_PARAMS,
+                format!("params._meta must carry {CLIENT_CAPABILITIES_KEY}"),
+            );
+        }
+        let complete = |mut r: Value| {
+            r["resultType"] = json!("complete");
+            r["_meta"] =
+                json!({SERVER_INFO_KEY: {"name": "tai", "version": env!("CARGO_PKG_VERSION")}});
+            r
+        };
+        match method {
+            methods::SERVER_DISCOVER => result(
+                id,
+                complete(json!({
+                    "supportedVersions": [MODERN_VERSION],
+                    "capabilities": {"tools": {"listChanged": false}},
+                    "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` and `completions`.",
+                    "ttlMs": 3_600_000, "cacheScope": "public"
+                })),
+            ),
+            methods::TOOLS_LIST => result(
+                id,
+                complete(
+                    json!({"tools": served_tools(), "ttlMs": 3_600_000, "cacheScope": "public"}),
+                ),
+            ),
+            methods::TOOLS_CALL => match self.call(id.clone(), params, Era::Modern, None) {
+                Some(Message::Response { id, result: r }) => result(id, complete(r)),
+                other => other,
+            },
+            other => error(
+                Some(id),
+                code::METHOD_NOT_FOUND,
+                format!("Method not found: {other}"),
+            ),
+        }
+    }
+
+    fn call(
+        &mut self,
+        id: Id,
+        params: Option<Value>,
+        era: Era,
+        session: Option<&str>,
+    ) -> Option<Message> {
+        let p = params.unwrap_or(Value::Null);
+        let Some(name) = p.get("name").and_then(Value::as_str) else {
+            return error(
+                Some(id),
+                code::INVALID_PARAMS,
+                "tools/call needs params.name",
+            );
+        };
+        let args: Map<String, Value> = match p.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(_) => {
+                return error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    "tools/call: arguments must be an object",
+                );
+            }
+        };
+        let schema = served_tools()
+            .into_iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["inputSchema"].clone());
+        let Some(schema) = schema else {
+            return error(
+                Some(id),
+                code::INVALID_PARAMS,
+                format!("Unknown tool: {name}"),
+            );
+        };
+        if let Err(why) = tools::check_args(&schema, &args) {
+            return error(Some(id), code::INVALID_PARAMS, format!("{name}: {why}"));
+        }
+        let out = match name {
+            CHAT => self.chat(&args, era, session),
+            COMPLETIONS => self.completions(&args),
+            _ => {
+                let mut approver = ServeApprover;
+                let config = self.config.clone();
+                let mut ctx = ToolContext {
+                    store: &mut self.store,
+                    config: &config,
+                    approver: &mut approver,
+                    env: &crate::config::process_env,
+                };
+                let out = tools::dispatch(name, &mut ctx, &args)
+                    .unwrap_or_else(|| ToolOutput::error("no such tool"));
+                let text = self.store.redact(&out.text).unwrap_or_else(|_| {
+                    "(withheld: the result could not be checked for secrets)".into()
+                });
+                let mut ctx = ToolContext {
+                    store: &mut self.store,
+                    config: &config,
+                    approver: &mut approver,
+                    env: &crate::config::process_env,
+                };
+                let (text, _) = crate::agent::spill(&mut ctx, name, text);
+                ToolOutput {
+                    text,
+                    is_error: out.is_error,
+                }
+            }
+        };
+        result(
+            id,
+            json!({"content": [{"type": "text", "text": out.text}], "isError": out.is_error}),
+        )
+    }
+
+    fn chat_client(&mut self) -> Result<ChatClient, String> {
+        let model = self
+            .config
+            .model
+            .clone()
+            .ok_or("no model is set for the server: set TAI_MODEL or the profile's model")?;
+        let key = match &self.config.api_key {
+            crate::config::ApiKeySource::None => None,
+            crate::config::ApiKeySource::Env => crate::config::process_env("TAI_API_KEY"),
+            crate::config::ApiKeySource::Secret(n) => {
+                self.store.secret_get(n).map_err(|e| e.to_string())?
+            }
+        };
+        Ok(ChatClient::new(
+            &self.config.base_url,
+            &model,
+            key,
+            MCP_CHAT_TIMEOUT,
+        ))
+    }
+
+    /// `chat`: a full agent turn in capture mode on the conversation's own history.
+    fn chat(&mut self, args: &Map<String, Value>, era: Era, session: Option<&str>) -> ToolOutput {
+        let now = Instant::now();
+        let idle = self.idle;
+        self.conversations
+            .retain(|_, c| now.duration_since(c.last_seen) < idle);
+        let handle = match (args.get("session").and_then(Value::as_str), era, session) {
+            (Some(h), _, _) => {
+                if !self.conversations.contains_key(h) {
+                    return ToolOutput::error(format!(
+                        "no conversation {h:?} (it expired after {}s idle, or never existed); start a new one without `session`",
+                        idle.as_secs()
+                    ));
+                }
+                h.to_string()
+            }
+            (None, Era::Legacy, Some(s)) => format!("session-{s}"),
+            _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
+        };
+        let chat = match self.chat_client() {
+            Ok(c) => c,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let mut agent = Agent::new(&chat);
+        if let Ok(b) = crate::bridge::Bridge::load(&self.store, &self.config.profile) {
+            agent = agent.with_bridge(b);
+        }
+        if let Some(n) = args.get("max_steps").and_then(Value::as_u64) {
+            agent.max_steps = (n as usize).clamp(1, 50);
+        }
+        agent.history = self
+            .conversations
+            .remove(&handle)
+            .map(|c| c.history)
+            .unwrap_or_default();
+        let mut approver = ServeApprover;
+        let config = self.config.clone();
+        let mut ctx = ToolContext {
+            store: &mut self.store,
+            config: &config,
+            approver: &mut approver,
+            env: &crate::config::process_env,
+        };
+        let mut ui = Capture::default();
+        let r = agent.run_turn(&mut ctx, tools::arg_str(args, "message"), &mut ui, &|| {
+            false
+        });
+        self.conversations.insert(
+            handle.clone(),
+            Conversation {
+                history: agent.history.clone(),
+                last_seen: Instant::now(),
+            },
+        );
+        match r {
+            Ok(r) => {
+                let v = json!({"answer": r.answer, "session": handle, "steps": r.steps, "stopped": r.stopped,
+                               "tool_calls": r.tool_calls.iter().map(|t| json!({"name": t.name, "is_error": t.is_error})).collect::<Vec<_>>()});
+                ToolOutput {
+                    text: v.to_string(),
+                    is_error: r.stopped.is_some(),
+                }
+            }
+            Err(e) => ToolOutput::error(e),
+        }
+    }
+
+    /// `completions`: one stateless answer, no tools; roles validated.
+    fn completions(&mut self, args: &Map<String, Value>) -> ToolOutput {
+        let Some(messages) = args.get("messages").and_then(Value::as_array) else {
+            return ToolOutput::error("messages must be an array");
+        };
+        if messages.is_empty() {
+            return ToolOutput::error("messages must not be empty");
+        }
+        for (i, m) in messages.iter().enumerate() {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+            if !matches!(role, "system" | "user" | "assistant") {
+                return ToolOutput::error(format!(
+                    "messages[{i}].role must be system, user or assistant, not {role:?}"
+                ));
+            }
+            if !m.get("content").is_some_and(Value::is_string) {
+                return ToolOutput::error(format!("messages[{i}].content must be a string"));
+            }
+        }
+        match self.chat_client().and_then(|c| c.complete(messages)) {
+            Ok(text) => ToolOutput::ok(self.store.redact(&text).unwrap_or_default()),
+            Err(e) => ToolOutput::error(e),
+        }
+    }
+}

@@ -1,0 +1,30 @@
+"""The Python SDK (mcp 2.x) as a client of tai's MCP server, for tai's interop tests.
+
+Usage: py_client.py MODE COMMAND... — MODE is legacy, auto or 2026-07-28. Prints one JSON
+object: the tools listed and the result of a list_dir call on ".".
+"""
+import asyncio
+import json
+import sys
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+async def main():
+    mode, argv = sys.argv[1], sys.argv[2:]
+    server = StdioServerParameters(command=argv[0], args=argv[1:])
+    async with Client(server, mode=mode) as client:
+        tools = await client.list_tools()
+        r = await client.call_tool("list_dir", {"path": "."})
+        bad = await client.call_tool("read_file", {"path": "/nonexistent/file"})
+        print(json.dumps({
+            "protocol": client.protocol_version,
+            "tools": [t.name for t in tools.tools],
+            "list_dir": [c.text for c in r.content],
+            "list_dir_error": r.is_error,
+            "missing_file_error": bad.is_error,
+        }))
+
+
+asyncio.run(main())
