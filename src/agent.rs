@@ -330,7 +330,20 @@ impl<'a> Agent<'a> {
         let out = if def.name == "tool_search" {
             self.tool_search(tools::arg_str(&args, "query"))
         } else if let Some(bridge) = self.bridge.as_mut().filter(|b| b.find(&def.name).is_some()) {
-            bridge.call(ctx.store, &def.name, args.clone(), ctx.approver, ctx.env)
+            let out = bridge.call(ctx.store, &def.name, args.clone(), ctx.approver, ctx.env);
+            if !matches!(bridge.last_outcome, "ok" | "tool-error") {
+                // Withheld, timed out or failed on the wire: audited as such, not as a tool error.
+                let text = ctx.store.redact(&out.text).unwrap_or_default();
+                return (
+                    ToolOutput {
+                        text,
+                        is_error: true,
+                    },
+                    bridge.last_outcome,
+                    None,
+                );
+            }
+            out
         } else {
             match self.tools.iter().find(|t| t.def().name == def.name) {
                 Some(t) => t.run(ctx, &args),

@@ -43,6 +43,9 @@ pub struct Bridge {
     pub not_offered: Vec<(String, String)>,
     conns: HashMap<String, McpClient>,
     timeouts: Timeouts,
+    /// How the last `call` ended, for the audit trail: ok, tool-error, protocol-error,
+    /// timeout, withheld.
+    pub last_outcome: &'static str,
 }
 
 /// The key under which the last approved definition of a drifted tool is kept for review.
@@ -62,9 +65,7 @@ impl Bridge {
             }
             let mut count = 0;
             for t in store::tools(store, &server).map_err(|e| e.to_string())? {
-                let allowed = !row.entry.deny.contains(&t.name)
-                    && row.entry.allow.as_ref().is_none_or(|a| a.contains(&t.name));
-                if !allowed {
+                if !store::allowed(&row.entry, &t.name) {
                     continue;
                 }
                 if !t.pinned {
@@ -116,6 +117,7 @@ impl Bridge {
             not_offered,
             conns: HashMap::new(),
             timeouts: Timeouts::default(),
+            last_outcome: "ok",
         })
     }
 
@@ -132,6 +134,7 @@ impl Bridge {
         approver: &mut dyn Approver,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> ToolOutput {
+        self.last_outcome = "protocol-error";
         let Some(t) = self.find(name).cloned() else {
             return ToolOutput::error(format!(
                 "there is no bridged MCP tool named {name:?}; see `tai mcp tools`"
@@ -146,6 +149,7 @@ impl Bridge {
                 .iter()
                 .any(|(s, x)| *s == t.server && *x == t.tool)
             {
+                self.last_outcome = "withheld";
                 return withheld_error(&t.server, &t.tool);
             }
             let Some(client) = self.conns.get_mut(&t.server) else {
@@ -156,6 +160,7 @@ impl Bridge {
                     if client.tools_changed {
                         self.recheck(store, &t.server);
                     }
+                    self.last_outcome = if r.is_error { "tool-error" } else { "ok" };
                     return ToolOutput {
                         text: r.text(),
                         is_error: r.is_error,
@@ -172,7 +177,18 @@ impl Bridge {
                     self.conns.remove(&t.server);
                     let _ = store.audit(Event::new("mcp-reconnect", &t.server, "reconnecting"));
                 }
-                Err(e) => return ToolOutput::error(e.to_string()),
+                Err(e) => {
+                    if matches!(
+                        e,
+                        McpError::Transport {
+                            error: TransportError::Timeout,
+                            ..
+                        }
+                    ) {
+                        self.last_outcome = "timeout";
+                    }
+                    return ToolOutput::error(e.to_string());
+                }
             }
         }
         ToolOutput::error(format!(
@@ -220,8 +236,12 @@ impl Bridge {
             {
                 self.withheld.push((server.to_string(), tool.clone()));
             }
-            self.tools
-                .retain(|t| !(t.server == server && t.tool == tool));
+            // A removed tool is no longer offered; a changed or added one stays listed for
+            // the audit trail's sake but every call to it is refused as withheld.
+            if change == "removed" {
+                self.tools
+                    .retain(|t| !(t.server == server && t.tool == tool));
+            }
         }
     }
 

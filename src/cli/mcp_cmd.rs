@@ -255,20 +255,22 @@ fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
     };
     let mut all = Vec::new();
     for s in &servers {
+        let entry = store::load(&ctx.store, s)?.map(|r| r.entry);
         for t in store::tools(&ctx.store, s)? {
-            all.push((s.clone(), t));
+            let ok = entry.as_ref().is_some_and(|e| store::allowed(e, &t.name));
+            all.push((s.clone(), t, ok));
         }
     }
     if json {
         let v: Vec<Value> = all
             .iter()
-            .map(|(s, t)| json!({"server": s, "name": t.name, "description": t.description, "inputSchema": t.schema, "pinned": t.pinned}))
+            .map(|(s, t, ok)| json!({"server": s, "name": t.name, "description": t.description, "inputSchema": t.schema, "pinned": t.pinned, "allowed": ok}))
             .collect();
         return Ok(out(&format!("{:#}\n", Value::Array(v)))?);
     }
     let rows: Vec<Vec<String>> = all
         .iter()
-        .map(|(s, t)| {
+        .map(|(s, t, ok)| {
             let d: String = t
                 .description
                 .as_deref()
@@ -282,7 +284,12 @@ fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
             vec![
                 s.clone(),
                 t.name.clone(),
-                if t.pinned { "pinned" } else { "CHANGED" }.into(),
+                match (t.pinned, *ok) {
+                    (_, false) => "not allowed",
+                    (true, true) => "pinned",
+                    (false, true) => "CHANGED: review, then `tai mcp approve`",
+                }
+                .into(),
                 d,
             ]
         })

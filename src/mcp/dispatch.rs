@@ -37,11 +37,7 @@ pub fn prepare(
         .ok_or_else(|| format!("no MCP server named {server:?} (see `tai mcp list`)"))?;
     let entry = row.entry;
     if let Some(tool) = tool
-        && (entry.deny.iter().any(|d| d == tool)
-            || entry
-                .allow
-                .as_ref()
-                .is_some_and(|a| !a.iter().any(|x| x == tool)))
+        && !store::allowed(&entry, tool)
     {
         return Err(format!(
             "{server}: the tool {tool:?} is not allowed by the server's tool list"

@@ -312,6 +312,15 @@ fn finish(
     })
 }
 
+/// Whether the server's allow/deny lists let `tool` through (listing and calling alike).
+pub fn allowed(entry: &Entry, tool: &str) -> bool {
+    !entry.deny.iter().any(|d| d == tool)
+        && entry
+            .allow
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|x| x == tool))
+}
+
 /// One line of `tai mcp list` / `mcp_list`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -187,8 +187,12 @@ impl NativeTool for McpTools {
         };
         let mut out = Vec::new();
         for s in servers {
+            let entry = store::load(ctx.store, &s).ok().flatten().map(|r| r.entry);
             match store::tools(ctx.store, &s) {
-                Ok(ts) => out.extend(ts.into_iter().map(|t| json!({"server": s, "name": t.name, "description": t.description, "pinned": t.pinned}))),
+                Ok(ts) => out.extend(ts.into_iter().map(|t| {
+                    let allowed = entry.as_ref().is_some_and(|e| store::allowed(e, &t.name));
+                    json!({"server": s, "name": t.name, "description": t.description, "pinned": t.pinned, "allowed": allowed})
+                })),
                 Err(e) => return ToolOutput::error(e.to_string()),
             }
         }

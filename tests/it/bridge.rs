@@ -186,6 +186,16 @@ fn drift_is_withheld_until_a_person_approves() {
     );
     assert!(!ModelStub::offered(&model.requests()[4]).contains(&"mcp_stub_echo".to_string()));
     // a person approves, seeing what changed; then it is offered again
+    let audit: Value =
+        serde_json::from_str(t.run(&["vault", "audit", "--json", "--limit", "200"]).ok()).unwrap();
+    assert!(
+        audit
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["kind"] == "mcp-call" && r["outcome"] == "withheld"),
+        "a withheld call is audited as withheld"
+    );
     let shown = t.run(&["mcp", "approve", "stub", "echo"]).ok().to_string();
     assert!(
         shown.contains("- Echo the text back")

@@ -323,6 +323,23 @@ fn codex_toml_enables_the_registering_profile_and_filters_tools() {
         ),
         (serde_json::json!(["work"]), Some("config-toml"))
     );
+    let tools: serde_json::Value =
+        serde_json::from_str(t.run(&["mcp", "tools", "codexstub", "--json"]).ok()).unwrap();
+    let allowed = |n: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .map(|x| x["allowed"].clone())
+    };
+    assert_eq!(
+        (allowed("echo"), allowed("fail")),
+        (
+            Some(serde_json::json!(true)),
+            Some(serde_json::json!(false))
+        )
+    );
     let err = t
         .run(&["--yolo", "mcp", "call", "codexstub", "fail"])
         .fails(1)
