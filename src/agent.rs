@@ -136,6 +136,11 @@ impl<'a> Agent<'a> {
         self
     }
 
+    /// The bridge, if any (for `/tools`).
+    pub fn bridge(&self) -> Option<&Bridge> {
+        self.bridge.as_ref()
+    }
+
     /// The audit kind and subject of a call: `mcp-call server/tool` for bridged tools.
     fn identity(&self, name: &str) -> (&'static str, String) {
         match self.bridge.as_ref().and_then(|b| b.find(name)) {

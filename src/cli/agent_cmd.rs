@@ -230,6 +230,25 @@ fn repl(
                         .map(|t| t.def().name.to_string())
                         .collect();
                     out(&format!("{}\n", names.join(" ")))?;
+                    if let Some(b) = agent.bridge() {
+                        let offered: Vec<&str> = b.tools.iter().map(|t| t.name.as_str()).collect();
+                        out(&format!(
+                            "MCP: {}\n",
+                            if offered.is_empty() {
+                                "(none enabled)".to_string()
+                            } else {
+                                offered.join(" ")
+                            }
+                        ))?;
+                        for (s, t) in &b.not_offered {
+                            out(&format!("  not offered (over MCP_MAX_TOOLS): {s}/{t}\n"))?;
+                        }
+                        for (s, t) in &b.withheld {
+                            out(&format!(
+                                "  withheld for review: {s}/{t} (`tai mcp approve {s} {t}`)\n"
+                            ))?;
+                        }
+                    }
                 }
                 "mcp" => {
                     for s in crate::mcp::store::summaries(&ctx.store)? {
