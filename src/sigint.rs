@@ -26,6 +26,18 @@ pub fn install() {
     let _ = unsafe { sigaction(Signal::SIGINT, &action) };
 }
 
+/// For servers: SIGTERM sets the same flag, so a stop is clean (connections closed).
+pub fn install_with_term() {
+    install();
+    let action = SigAction::new(
+        SigHandler::Handler(on_sigint),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    // SAFETY: as in `install`.
+    let _ = unsafe { sigaction(Signal::SIGTERM, &action) };
+}
+
 /// Whether Ctrl-C was pressed since the last `clear`.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)

@@ -33,6 +33,12 @@ pub enum Command {
     Chat(ChatArgs),
     /// `tai --serve-mcp-stdio`: serve MCP over stdio.
     ServeStdio,
+    /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR]`: serve MCP over HTTP.
+    ServeHttp {
+        key: String,
+        port: Option<u16>,
+        bind: Option<String>,
+    },
 }
 
 /// `tai [-p PROMPT|-] [--continue] [--json] [--max-steps N]`
@@ -253,6 +259,27 @@ impl Parser {
             Step::Help => Ok(Command::Help("")),
             Step::Arg(Short('p')) => self.chat_args(Some("prompt")),
             Step::Arg(Long("serve-mcp-stdio")) => self.done(Command::ServeStdio),
+            Step::Arg(Long("serve-mcp")) => {
+                let key = string(self.inner.value()?, "--serve-mcp")?;
+                let (mut port, mut bind) = (None, None);
+                loop {
+                    match self.next()? {
+                        Step::End => break,
+                        Step::Help => return Ok(Command::Help("")),
+                        Step::Arg(Long("mcp-port")) => {
+                            let v = string(self.inner.value()?, "--mcp-port")?;
+                            port = Some(v.parse().map_err(|_| {
+                                UsageError(format!("--mcp-port needs a port number, not '{v}'"))
+                            })?);
+                        }
+                        Step::Arg(Long("mcp-bind")) => {
+                            bind = Some(string(self.inner.value()?, "--mcp-bind")?)
+                        }
+                        Step::Arg(a) => return Err(unexpected(a, "tai")),
+                    }
+                }
+                Ok(Command::ServeHttp { key, port, bind })
+            }
             Step::Arg(Long(flag @ ("prompt" | "continue" | "json" | "max-steps"))) => {
                 self.chat_args(Some(flag))
             }
@@ -724,7 +751,7 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Vault(_) => "vault",
         Command::Mcp(_) => "mcp",
-        Command::Chat(_) | Command::ServeStdio => "tai",
+        Command::Chat(_) | Command::ServeStdio | Command::ServeHttp { .. } => "tai",
     }
 }
 
@@ -764,6 +791,9 @@ const KNOWN_LONG: &[&str] = &[
     "continue",
     "max-steps",
     "serve-mcp-stdio",
+    "serve-mcp",
+    "mcp-port",
+    "mcp-bind",
 ];
 
 fn help_cmd(ctx: &str) -> String {

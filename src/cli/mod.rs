@@ -82,7 +82,62 @@ fn execute(raw: RawArgs) -> Result {
             let mut server = crate::server::McpServer::new(store, config);
             Ok(crate::server::stdio::serve(&mut server)?)
         }
+        Command::ServeHttp { key, port, bind } => serve_http(load()?, key, *port, bind.as_deref()),
     }
+}
+
+/// `tai --serve-mcp KEY`: the HTTP server until SIGINT or SIGTERM.
+fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>) -> Result {
+    let key = match key {
+        "-" => match config::process_env("TAI_MCP_KEY") {
+            Some(k) => k,
+            None => {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line)?;
+                line.trim().to_string()
+            }
+        },
+        k => k.to_string(),
+    };
+    if key.len() < 8 {
+        return Err(Failure("the server key must be at least 8 characters (use --serve-mcp - to read it from TAI_MCP_KEY or stdin)".into()));
+    }
+    let port = match port {
+        Some(p) => p,
+        None => match config::process_env("TAI_MCP_PORT") {
+            Some(p) => p
+                .parse()
+                .map_err(|_| Failure(format!("TAI_MCP_PORT is not a port number: {p}")))?,
+            None => crate::mcp::caps::MCP_DEFAULT_PORT,
+        },
+    };
+    let bind = bind
+        .map(str::to_string)
+        .or_else(|| config::process_env("TAI_MCP_BIND"))
+        .unwrap_or_else(|| "127.0.0.1".into());
+    ctx.unlock()?;
+    let listener = std::net::TcpListener::bind((bind.as_str(), port)).map_err(|e| {
+        Failure(format!(
+            "cannot listen on {bind}:{port}: {e} (choose another with --mcp-port)"
+        ))
+    })?;
+    let addr = listener.local_addr()?;
+    crate::sigint::install_with_term();
+    eprintln!(
+        "tai: serving MCP at http://{addr}/mcp (both eras); clients send Authorization: Bearer <the key>"
+    );
+    eprintln!(
+        "tai: NO USER IS PRESENT: every tool call is approved, as with --yolo. The key is the authorization."
+    );
+    let Context { store, config, .. } = ctx;
+    let mut server = crate::server::McpServer::new(store, config);
+    if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
+        server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
+    }
+    let mut endpoint = crate::server::http::Endpoint::new(server, key);
+    crate::server::http::serve(&mut endpoint, listener)?;
+    eprintln!("tai: stopped");
+    Ok(())
 }
 
 /// What every command past `--help`/`--version` has: the resolved config and the open vault.

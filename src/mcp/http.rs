@@ -240,6 +240,19 @@ impl Transport for McpHttpTransport {
         if status == 404 && self.session.is_some() {
             return Err(TransportError::SessionExpired);
         }
+        if status == 401 || status == 403 {
+            // Credentials, not protocol: never read as evidence of an era.
+            let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();
+            let snippet: String = String::from_utf8_lossy(&body)
+                .trim()
+                .chars()
+                .take(200)
+                .collect();
+            return Err(TransportError::Http {
+                status,
+                body: snippet,
+            });
+        }
         if !(200..300).contains(&status) {
             // An error status may still carry a JSON-RPC error (e.g. 400 with -32022).
             let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();

@@ -6,6 +6,7 @@
 //! untrusted servers through tai's identity). No user is present, so approvals are
 //! automatic (the key, or the launching host, is the authority) and `ask_user` denies.
 
+pub mod http;
 pub mod stdio;
 
 use std::collections::HashMap;

@@ -1,0 +1,394 @@
+//! `tai --serve-mcp KEY` over loopback: both eras, every status the endpoint answers,
+//! sessions, one thread under eight concurrent clients, and a slow client that blocks
+//! nobody.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Tai, free_port, thread_count};
+
+const KEY: &str = "test-key-0123456789";
+
+struct Served {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(t: &Tai) -> Served {
+    let port = free_port();
+    let child = t
+        .cmd(&["--serve-mcp", KEY, "--mcp-port", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Served { child, port }
+}
+
+/// One raw request on its own connection: (status, headers, body).
+fn raw(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req = format!(
+        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_lowercase(), body.to_string())
+}
+
+const AUTH: (&str, &str) = ("authorization", "Bearer test-key-0123456789");
+const CT: (&str, &str) = ("content-type", "application/json");
+
+fn code(body: &str) -> i64 {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v["error"]["code"].as_i64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn both_eras_through_tais_client() {
+    let t = Tai::new("http-serve-eras");
+    let s = serve(&t);
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    for (protocol, era) in [
+        ("auto", "modern"),
+        ("2025-11-25", "legacy"),
+        ("2026-07-28", "modern"),
+    ] {
+        let run = t.run(&[
+            "mcp",
+            "probe",
+            &url,
+            "--json",
+            "--protocol",
+            protocol,
+            "--header",
+            &format!("Authorization: Bearer {KEY}"),
+            "--call",
+            "list_dir",
+            "--args",
+            r#"{"path": "/"}"#,
+        ]);
+        let v: Value = serde_json::from_str(run.ok()).unwrap();
+        assert_eq!(
+            (v["era"].as_str(), v["server"]["name"].as_str()),
+            (Some(era), Some("tai")),
+            "{protocol}"
+        );
+        assert!(
+            v["call"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("tmp/")
+        );
+    }
+    // without the key: an error about credentials, not a guess about the era
+    let err = t.run(&["mcp", "probe", &url]).fails(1).to_string();
+    assert!(err.contains("HTTP 401"), "{err}");
+}
+
+#[test]
+fn every_status_the_endpoint_answers() {
+    let t = Tai::new("http-serve-status");
+    let s = serve(&t);
+    let p = s.port;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).to_string();
+    assert_eq!(raw(p, "POST", &[CT], &init).0, 401, "no key");
+    assert_eq!(
+        raw(
+            p,
+            "POST",
+            &[CT, ("authorization", "Bearer wrong-key-000000")],
+            &init
+        )
+        .0,
+        401,
+        "wrong key"
+    );
+    assert_eq!(
+        raw(
+            p,
+            "POST",
+            &[CT, AUTH, ("origin", "http://evil.example")],
+            &init
+        )
+        .0,
+        403
+    );
+    assert_eq!(
+        raw(
+            p,
+            "POST",
+            &[CT, AUTH, ("origin", "http://localhost:3000")],
+            &init
+        )
+        .0,
+        200
+    );
+    assert_eq!(raw(p, "GET", &[AUTH], "").0, 405);
+    let (status, _, body) = raw(p, "POST", &[CT, AUTH], "{not json");
+    assert_eq!((status, code(&body)), (400, -32700));
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[CT, AUTH],
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+    );
+    assert_eq!((status, code(&body)), (400, -32600));
+    // 413 before the body is read: announce 11 MB and send none of it
+    let mut sock = TcpStream::connect(("127.0.0.1", p)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    sock.write_all(format!("POST /mcp HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {KEY}\r\ncontent-length: 11000000\r\n\r\n").as_bytes()).unwrap();
+    let mut head = [0u8; 64];
+    let n = sock.read(&mut head).unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 413"));
+
+    // legacy sessions
+    let (status, head, _) = raw(p, "POST", &[CT, AUTH], &init);
+    assert_eq!(status, 200);
+    let sid = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    assert_eq!(raw(p, "POST", &[CT, AUTH], &list).0, 400, "no session");
+    assert_eq!(
+        raw(p, "POST", &[CT, AUTH, ("mcp-session-id", "nope")], &list).0,
+        404,
+        "unknown session"
+    );
+    let (status, _, body) = raw(p, "POST", &[CT, AUTH, ("mcp-session-id", &sid)], &list);
+    assert_eq!(status, 200);
+    assert!(body.contains("\"chat\""));
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    assert_eq!(
+        raw(p, "POST", &[CT, AUTH, ("mcp-session-id", &sid)], &note).0,
+        202
+    );
+    assert_eq!(
+        raw(p, "DELETE", &[AUTH, ("mcp-session-id", &sid)], "").0,
+        200
+    );
+    assert_eq!(
+        raw(p, "POST", &[CT, AUTH, ("mcp-session-id", &sid)], &list).0,
+        404,
+        "deleted"
+    );
+
+    // 2026-07-28: headers must match the body
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let modern = |method: &str, extra: Value| {
+        let mut params = json!({"_meta": meta});
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string()
+    };
+    let v26 = ("mcp-protocol-version", "2026-07-28");
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[CT, AUTH, v26, ("mcp-method", "tools/list")],
+        &modern("tools/list", json!({})),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["result"]["resultType"],
+        "complete"
+    );
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[CT, AUTH, v26, ("mcp-method", "tools/call")],
+        &modern("tools/list", json!({})),
+    );
+    assert_eq!((status, code(&body)), (400, -32020), "Mcp-Method mismatch");
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[CT, AUTH, ("mcp-method", "tools/list")],
+        &modern("tools/list", json!({})),
+    );
+    assert_eq!(
+        (status, code(&body)),
+        (400, -32020),
+        "no MCP-Protocol-Version"
+    );
+    let call = modern(
+        "tools/call",
+        json!({"name": "secret_list", "arguments": {}}),
+    );
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            v26,
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "read_file"),
+        ],
+        &call,
+    );
+    assert_eq!((status, code(&body)), (400, -32020), "Mcp-Name mismatch");
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            v26,
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "secret_list"),
+        ],
+        &call,
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[CT, AUTH, v26, ("mcp-method", "ping")],
+        &modern("ping", json!({})),
+    );
+    assert_eq!(
+        (status, code(&body)),
+        (404, -32601),
+        "ping does not exist in 2026"
+    );
+    let bad = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2027-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}}).to_string();
+    let (status, _, body) = raw(
+        p,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            ("mcp-protocol-version", "2027-01-01"),
+            ("mcp-method", "tools/list"),
+        ],
+        &bad,
+    );
+    assert_eq!((status, code(&body)), (400, -32022));
+}
+
+#[test]
+fn sessions_expire_when_idle() {
+    let mut t = Tai::new("http-serve-idle");
+    t.env("TAI_MCP_SESSION_IDLE", "1");
+    let s = serve(&t);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).to_string();
+    let (_, head, _) = raw(s.port, "POST", &[CT, AUTH], &init);
+    let sid = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    assert_eq!(
+        raw(s.port, "POST", &[CT, AUTH, ("mcp-session-id", &sid)], &ping).0,
+        200
+    );
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(
+        raw(s.port, "POST", &[CT, AUTH, ("mcp-session-id", &sid)], &ping).0,
+        404,
+        "expired"
+    );
+}
+
+#[test]
+fn one_thread_for_eight_clients_and_a_slow_one_blocks_nobody() {
+    let t = Tai::new("http-serve-load");
+    let s = serve(&t);
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    // a slow client: half a request, never finished
+    let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-le")
+        .unwrap();
+    let t0 = Instant::now();
+    let quick = t.run(&[
+        "mcp",
+        "probe",
+        &url,
+        "--header",
+        &format!("Authorization: Bearer {KEY}"),
+        "--call",
+        "secret_list",
+    ]);
+    quick.ok();
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "the slow client held others up: {:?}",
+        t0.elapsed()
+    );
+    // eight at once, each a persistent connection making calls
+    let clients: Vec<std::process::Child> = (0..8)
+        .map(|_| {
+            t.cmd(&[
+                "mcp",
+                "probe",
+                &url,
+                "--header",
+                &format!("Authorization: Bearer {KEY}"),
+                "--call",
+                "list_dir",
+                "--args",
+                r#"{"path": "/"}"#,
+                "--repeat",
+                "60",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let mut counts = Vec::new();
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(100));
+        counts.push(thread_count(s.child.id()));
+    }
+    for mut c in clients {
+        assert!(c.wait().unwrap().success());
+    }
+    assert!(
+        counts.iter().all(|n| *n == 1),
+        "the server had {counts:?} threads"
+    );
+    drop(slow);
+}
