@@ -269,6 +269,17 @@ impl Endpoint {
                 };
                 reply_json(status, reply)
             }
+            None if header("mcp-protocol-version")
+                .is_some_and(|v| Era::of_version(v) == Era::Modern) =>
+            {
+                // A modern version in the header, but no envelope in the body.
+                HttpReply::rpc_error(
+                    400,
+                    raw_id.as_ref(),
+                    code::INVALID_PARAMS,
+                    "params._meta must carry io.modelcontextprotocol/protocolVersion and clientCapabilities",
+                )
+            }
             None => {
                 // 2025-11-25: initialize opens a session; everything else needs it.
                 if method == methods::INITIALIZE {

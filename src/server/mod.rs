@@ -138,7 +138,7 @@ impl McpServer {
                     id,
                     json!({
                         "protocolVersion": version,
-                        "capabilities": {"tools": {"listChanged": false}},
+                        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
                         "serverInfo": {"name": "tai", "version": env!("CARGO_PKG_VERSION")},
                         "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` (a full tai agent turn) and `completions`."
                     }),
@@ -146,6 +146,10 @@ impl McpServer {
             }
             methods::PING => result(id, json!({})),
             methods::TOOLS_LIST => result(id, json!({"tools": served_tools()})),
+            // tai has no prompts or resources: the lists are honestly empty.
+            "prompts/list" => result(id, json!({"prompts": []})),
+            "resources/list" => result(id, json!({"resources": []})),
+            "resources/templates/list" => result(id, json!({"resourceTemplates": []})),
             methods::TOOLS_CALL => self.call(id, params, Era::Legacy, session),
             other => error(
                 Some(id),
@@ -201,7 +205,7 @@ impl McpServer {
                 id,
                 complete(json!({
                     "supportedVersions": [MODERN_VERSION],
-                    "capabilities": {"tools": {"listChanged": false}},
+                    "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
                     "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` and `completions`.",
                     "ttlMs": 3_600_000, "cacheScope": "public"
                 })),
@@ -211,6 +215,25 @@ impl McpServer {
                 complete(
                     json!({"tools": served_tools(), "ttlMs": 3_600_000, "cacheScope": "public"}),
                 ),
+            ),
+            "prompts/list" => result(
+                id,
+                complete(json!({"prompts": [], "ttlMs": 3_600_000, "cacheScope": "public"})),
+            ),
+            "resources/list" => result(
+                id,
+                complete(json!({"resources": [], "ttlMs": 3_600_000, "cacheScope": "public"})),
+            ),
+            "resources/templates/list" => result(
+                id,
+                complete(
+                    json!({"resourceTemplates": [], "ttlMs": 3_600_000, "cacheScope": "public"}),
+                ),
+            ),
+            "resources/read" => error(
+                Some(id),
+                code::INVALID_PARAMS,
+                "Resource not found: tai serves no resources",
             ),
             methods::TOOLS_CALL => match self.call(id.clone(), params, Era::Modern, None) {
                 Some(Message::Response { id, result: r }) => result(id, complete(r)),
@@ -262,7 +285,12 @@ impl McpServer {
             );
         };
         if let Err(why) = tools::check_args(&schema, &args) {
-            return error(Some(id), code::INVALID_PARAMS, format!("{name}: {why}"));
+            // Input the tool rejects is the tool's answer (as the TS SDK does), so the
+            // model can see it and fix its call; only an unknown tool is a protocol error.
+            return result(
+                id,
+                json!({"content": [{"type": "text", "text": format!("{name}: {why}")}], "isError": true}),
+            );
         }
         let out = match name {
             CHAT => self.chat(&args, era, session),

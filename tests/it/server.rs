@@ -132,8 +132,8 @@ fn raw_frames_and_era_rules() {
         "ping does not exist in 2026-07-28"
     );
     assert_eq!(
-        replies[7]["error"]["code"], -32602,
-        "schema failures are protocol errors"
+        replies[7]["result"]["isError"], true,
+        "input the tool rejects is the tool's answer"
     );
     assert_eq!(
         (
