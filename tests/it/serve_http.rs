@@ -392,3 +392,47 @@ fn one_thread_for_eight_clients_and_a_slow_one_blocks_nobody() {
     );
     drop(slow);
 }
+
+/// The Python SDK's client over HTTP, with the bearer key, in both eras.
+#[test]
+fn the_python_sdk_client_over_http() {
+    let p = crate::support::peers();
+    let t = Tai::new("http-serve-python");
+    let s = serve(&t);
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_client.py");
+    for (mode, want) in [
+        ("legacy", "2025-11-25"),
+        ("auto", "2026-07-28"),
+        ("2026-07-28", "2026-07-28"),
+    ] {
+        let out = std::process::Command::new(&p.python)
+            .arg(&client)
+            .args([mode, "--http", &url, KEY])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["protocol"], want, "{mode}");
+        assert!(
+            v["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "completions"),
+            "{mode}: {v}"
+        );
+        assert_eq!(
+            (
+                v["list_dir_error"].as_bool(),
+                v["missing_file_error"].as_bool()
+            ),
+            (Some(false), Some(true)),
+            "{mode}"
+        );
+    }
+}

@@ -1,7 +1,9 @@
 """The Python SDK (mcp 2.x) as a client of tai's MCP server, for tai's interop tests.
 
-Usage: py_client.py MODE COMMAND... — MODE is legacy, auto or 2026-07-28. Prints one JSON
-object: the tools listed and the result of a list_dir call on ".".
+Usage: py_client.py MODE COMMAND...          (stdio: tai --serve-mcp-stdio)
+       py_client.py MODE --http URL KEY      (Streamable HTTP with a bearer key)
+MODE is legacy, auto or 2026-07-28. Prints one JSON object: the tools listed and the
+result of a list_dir call on ".".
 """
 import asyncio
 import json
@@ -13,7 +15,14 @@ from mcp.client.stdio import StdioServerParameters
 
 async def main():
     mode, argv = sys.argv[1], sys.argv[2:]
-    server = StdioServerParameters(command=argv[0], args=argv[1:])
+    if argv[0] == "--http":
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + argv[2]})
+        server = streamable_http_client(argv[1], http_client=http)
+    else:
+        server = StdioServerParameters(command=argv[0], args=argv[1:])
     async with Client(server, mode=mode) as client:
         tools = await client.list_tools()
         r = await client.call_tool("list_dir", {"path": "."})
