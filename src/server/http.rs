@@ -28,12 +28,16 @@ const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 const IDLE_DEADLINE: Duration = Duration::from_secs(60);
 const MAX_CONNECTIONS: usize = 64;
 const MAX_HEADER_BYTES: usize = 64 * 1024;
+const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// One HTTP answer.
 pub struct HttpReply {
     pub status: u16,
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
+    /// A `subscriptions/listen` stream (its request id): `body` is its first event and
+    /// the response stays open afterwards.
+    pub listen: Option<Value>,
 }
 
 impl HttpReply {
@@ -42,6 +46,7 @@ impl HttpReply {
             status,
             headers: vec![("content-type", "application/json".into())],
             body: v.to_string().into_bytes(),
+            listen: None,
         }
     }
 
@@ -57,6 +62,7 @@ impl HttpReply {
             status,
             headers: Vec::new(),
             body: Vec::new(),
+            listen: None,
         }
     }
 }
@@ -255,6 +261,9 @@ impl Endpoint {
                 if !is_request {
                     return HttpReply::empty(202);
                 }
+                if method == methods::SUBSCRIPTIONS_LISTEN {
+                    return listen_ack(raw_id.as_ref(), params.as_ref());
+                }
                 let reply = self.server.handle(msg, Era::Modern, None);
                 let status = match &reply {
                     Some(Message::Error { error, .. }) => match error.code {
@@ -310,6 +319,37 @@ impl Endpoint {
     }
 }
 
+/// The first event of a `subscriptions/listen` stream: the acknowledgement, honouring the
+/// list-changed types asked for (tai's lists do not change while it serves, so none will
+/// follow) and no resource subscriptions (tai serves no resources).
+fn listen_ack(id: Option<&Value>, params: Option<&Value>) -> HttpReply {
+    let asked = params
+        .and_then(|p| p.get("notifications"))
+        .and_then(Value::as_object);
+    let mut honoured = serde_json::Map::new();
+    for key in [
+        "toolsListChanged",
+        "promptsListChanged",
+        "resourcesListChanged",
+    ] {
+        if asked.and_then(|a| a.get(key)).and_then(Value::as_bool) == Some(true) {
+            honoured.insert(key.into(), Value::Bool(true));
+        }
+    }
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id.cloned().unwrap_or(Value::Null)}, "notifications": honoured}});
+    HttpReply {
+        status: 200,
+        headers: vec![
+            ("content-type", "text/event-stream".into()),
+            ("x-accel-buffering", "no".into()),
+            ("cache-control", "no-cache".into()),
+        ],
+        body: format!("event: message\ndata: {ack}\n\n").into_bytes(),
+        listen: Some(id.cloned().unwrap_or(Value::Null)),
+    }
+}
+
 fn reply_json(status: u16, reply: Option<Message>) -> HttpReply {
     match reply {
         Some(m) => {
@@ -329,6 +369,8 @@ enum Phase {
         Box<Request<()>>,
         Vec<u8>,
     ),
+    /// A `subscriptions/listen` stream held open (chunked SSE), with its last write.
+    Listening(Reply<ureq_proto::server::state::SendBody>, Instant, Value),
     /// Answered; close once the output is written.
     Closing,
 }
@@ -407,7 +449,19 @@ pub fn serve(endpoint: &mut Endpoint, listener: TcpListener) -> std::io::Result<
     while !crate::sigint::interrupted() {
         // Deadlines: a request that is not whole in time, or a connection idle too long.
         let now = Instant::now();
+        for c in &mut conns {
+            // Listen streams stay open; a comment every KEEPALIVE keeps proxies from cutting them.
+            if let Phase::Listening(body, last, _) = &mut c.phase
+                && now.duration_since(*last) >= KEEPALIVE
+            {
+                write_chunk(body, b": keepalive\n\n", &mut c.output);
+                *last = now;
+            }
+        }
         conns.retain(|c| {
+            if matches!(c.phase, Phase::Listening(..)) {
+                return true;
+            }
             let waiting = matches!(c.phase, Phase::Body(..))
                 || (matches!(c.phase, Phase::Request(_)) && !c.input.is_empty());
             let limit = if waiting {
@@ -466,6 +520,23 @@ pub fn serve(endpoint: &mut Endpoint, listener: TcpListener) -> std::io::Result<
         }
         for i in dead.into_iter().rev() {
             conns.remove(i);
+        }
+    }
+    // Stopping: end each listen stream gracefully (its response, then the last chunk).
+    for c in &mut conns {
+        if let Phase::Listening(body, _, id) = &mut c.phase {
+            let _ = c.stream.set_nonblocking(false);
+            let _ = c.stream.set_write_timeout(Some(Duration::from_secs(1)));
+            let end = json!({"jsonrpc": "2.0", "id": id,
+                "result": {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": id}}});
+            let mut out = std::mem::take(&mut c.output);
+            write_chunk(
+                body,
+                format!("event: message\ndata: {end}\n\n").as_bytes(),
+                &mut out,
+            );
+            write_chunk(body, &[], &mut out);
+            let _ = c.stream.write_all(&out);
         }
     }
     Ok(())
@@ -528,6 +599,12 @@ fn advance(c: &mut Conn, endpoint: &mut Endpoint) {
         let phase = std::mem::replace(&mut c.phase, Phase::Closing);
         match phase {
             Phase::Closing => return,
+            Phase::Listening(body, at, id) => {
+                // The client sends nothing more on a listen stream; anything it does is dropped.
+                c.input.clear();
+                c.phase = Phase::Listening(body, at, id);
+                return;
+            }
             Phase::Request(mut reply) => {
                 let parsed = reply.try_request(&c.input);
                 let (used, req) = match parsed {
@@ -618,12 +695,69 @@ fn advance(c: &mut Conn, endpoint: &mut Endpoint) {
     }
 }
 
+/// Start a listen stream: headers (no length: chunked) and the first event.
+fn open_stream(
+    c: &mut Conn,
+    provide: Reply<ureq_proto::server::state::ProvideResponse>,
+    answer: HttpReply,
+) -> bool {
+    let mut builder = Response::builder().status(answer.status);
+    for (k, v) in &answer.headers {
+        builder = builder.header(*k, v.as_str());
+    }
+    let Ok(response) = builder.body(()) else {
+        return false;
+    };
+    let Ok(mut send) = provide.provide(response) else {
+        return false;
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let Ok(n) = send.write(&mut buf) else {
+            return false;
+        };
+        c.output.extend_from_slice(&buf[..n]);
+        if send.is_finished() {
+            break;
+        }
+    }
+    let SendResponseResult::SendBody(mut body) = send.proceed() else {
+        return false;
+    };
+    if !write_chunk(&mut body, &answer.body, &mut c.output) {
+        return false;
+    }
+    c.phase = Phase::Listening(body, Instant::now(), answer.listen.unwrap_or(Value::Null));
+    true
+}
+
+/// One chunk of a stream's body into `out`.
+fn write_chunk(
+    body: &mut Reply<ureq_proto::server::state::SendBody>,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    let mut buf = vec![0u8; data.len() + 64];
+    match body.write(data, &mut buf) {
+        Ok((_, n)) => {
+            out.extend_from_slice(&buf[..n]);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
 /// Encode an answer; set up for the next request on the same connection.
 fn finish(
     c: &mut Conn,
     provide: Reply<ureq_proto::server::state::ProvideResponse>,
     answer: HttpReply,
 ) -> bool {
+    if answer.listen.is_some() {
+        // The connection now carries the stream (or closes if it could not start).
+        open_stream(c, provide, answer);
+        return false;
+    }
     let close = encode(provide, answer, &mut c.output);
     c.since = Instant::now();
     match (close, new_reply()) {

@@ -25,11 +25,28 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         conn = http.client.HTTPConnection("127.0.0.1", TARGET, timeout=60)
         conn.request(self.command, self.path, body=body, headers=headers)
         resp = conn.getresponse()
-        data = resp.read()
         self.send_response(resp.status, resp.reason)
         for k, v in resp.getheaders():
             if k.lower() not in HOP and k.lower() != "content-length":
                 self.send_header(k, v)
+        if resp.getheader("content-type", "").startswith("text/event-stream"):
+            # A stream (subscriptions/listen): relay it as it comes, chunk by chunk.
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                while True:
+                    data = resp.read1(65536)
+                    if not data:
+                        break
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            conn.close()
+            self.close_connection = True
+            return
+        data = resp.read()
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -531,3 +531,81 @@ fn inspector_cli_and_mcporter() {
     ]);
     assert!(called.contains("a.md"), "{called}");
 }
+
+/// `subscriptions/listen`: acknowledged first, then held open inside the poll loop while
+/// other requests are served; the client ending it closes it.
+#[test]
+fn a_listen_stream_stays_open_without_blocking_others() {
+    let t = Tai::new("http-serve-listen");
+    let s = serve(&t);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let listen = json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///x"]}, "_meta": meta}}).to_string();
+    let mut sock = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {KEY}\r\ncontent-type: application/json\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: subscriptions/listen\r\ncontent-length: {}\r\n\r\n{listen}",
+        listen.len()
+    );
+    sock.write_all(req.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("acknowledged") {
+        let n = sock.read(&mut buf).expect("the acknowledgement arrives");
+        assert!(
+            n > 0,
+            "the stream closed early: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got).to_lowercase();
+    assert!(
+        text.starts_with("http/1.1 200") && text.contains("content-type: text/event-stream"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"/subscriptionid":"sub-1""#) && text.contains(r#""toolslistchanged":true"#),
+        "{text}"
+    );
+    assert!(
+        !text.contains("resourcesubscriptions"),
+        "tai serves no resources, so it honours no resource subscription"
+    );
+    // the stream is still open, and others are served meanwhile
+    let list =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}})
+            .to_string();
+    let (status, _, _) = raw(
+        s.port,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        &list,
+    );
+    assert_eq!(status, 200);
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let still_open = matches!(sock.read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut);
+    assert!(still_open, "the listen stream must stay open");
+    drop(sock);
+    let (status, _, _) = raw(
+        s.port,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        &list,
+    );
+    assert_eq!(
+        status, 200,
+        "the server goes on after the client ends its stream"
+    );
+}
