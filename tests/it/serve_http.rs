@@ -609,3 +609,75 @@ fn a_listen_stream_stays_open_without_blocking_others() {
         "the server goes on after the client ends its stream"
     );
 }
+
+/// `chat` over stateless HTTP: the conversation handle comes back in the result and is
+/// accepted in `session`; `completions` answers once. The stub model stands behind both.
+#[test]
+fn chat_handles_and_completions_over_http() {
+    let dir = crate::support::TempDir::new("http-serve-chat");
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        json!([{"text": "first answer"}, {"text": "second answer"}, {"text": "completed"}]),
+    );
+    let mut t = Tai::new("http-serve-chat-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    let s = serve(&t);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = |name: &str, args: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args, "_meta": meta}}).to_string();
+        let (status, _, out) = raw(
+            s.port,
+            "POST",
+            &[
+                CT,
+                AUTH,
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", name),
+            ],
+            &body,
+        );
+        assert_eq!(status, 200, "{out}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first: Value = serde_json::from_str(&call("chat", json!({"message": "hello"}))).unwrap();
+    assert_eq!(first["answer"], "first answer");
+    let handle = first["session"].as_str().unwrap().to_string();
+    let second: Value = serde_json::from_str(&call(
+        "chat",
+        json!({"message": "again", "session": handle}),
+    ))
+    .unwrap();
+    assert_eq!(
+        (second["answer"].as_str(), second["session"].as_str()),
+        (Some("second answer"), Some(handle.as_str()))
+    );
+    let users: Vec<String> = model.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        users,
+        ["hello", "again"],
+        "the handle continued the conversation"
+    );
+    assert!(
+        call("chat", json!({"message": "x", "session": "conv-unknown"}))
+            .contains("no conversation")
+    );
+    assert_eq!(
+        call(
+            "completions",
+            json!({"messages": [{"role": "user", "content": "hi"}]})
+        ),
+        "completed"
+    );
+}
