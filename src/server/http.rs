@@ -394,29 +394,10 @@ fn encode(
     r: HttpReply,
     out: &mut Vec<u8>,
 ) -> bool {
-    let mut builder = Response::builder()
-        .status(r.status)
-        .header("content-length", r.body.len().to_string());
-    for (k, v) in &r.headers {
-        builder = builder.header(*k, v.as_str());
-    }
-    let Ok(response) = builder.body(()) else {
+    let Some(next) = write_head(provide, r.status, &r.headers, Some(r.body.len()), out) else {
         return true;
     };
-    let Ok(mut send) = provide.provide(response) else {
-        return true;
-    };
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let Ok(n) = send.write(&mut buf) else {
-            return true;
-        };
-        out.extend_from_slice(&buf[..n]);
-        if send.is_finished() {
-            break;
-        }
-    }
-    let cleanup = match send.proceed() {
+    let cleanup = match next {
         SendResponseResult::SendBody(mut body) => {
             let mut at = 0;
             let mut chunk = vec![0u8; r.body.len().max(1) + 1024];
@@ -435,6 +416,33 @@ fn encode(
         SendResponseResult::Cleanup(c) => c,
     };
     cleanup.must_close_connection()
+}
+
+/// The status line and headers of a response into `out`; `length` sets Content-Length
+/// (without it the body is chunked). What follows the head: a body to send, or cleanup.
+fn write_head(
+    provide: Reply<ureq_proto::server::state::ProvideResponse>,
+    status: u16,
+    headers: &[(&'static str, String)],
+    length: Option<usize>,
+    out: &mut Vec<u8>,
+) -> Option<SendResponseResult> {
+    let mut builder = Response::builder().status(status);
+    if let Some(n) = length {
+        builder = builder.header("content-length", n.to_string());
+    }
+    for (k, v) in headers {
+        builder = builder.header(*k, v.as_str());
+    }
+    let mut send = provide.provide(builder.body(()).ok()?).ok()?;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = send.write(&mut buf).ok()?;
+        out.extend_from_slice(&buf[..n]);
+        if send.is_finished() {
+            return Some(send.proceed());
+        }
+    }
 }
 
 fn status_only(status: u16, msg: &str) -> Vec<u8> {
@@ -701,27 +709,9 @@ fn open_stream(
     provide: Reply<ureq_proto::server::state::ProvideResponse>,
     answer: HttpReply,
 ) -> bool {
-    let mut builder = Response::builder().status(answer.status);
-    for (k, v) in &answer.headers {
-        builder = builder.header(*k, v.as_str());
-    }
-    let Ok(response) = builder.body(()) else {
-        return false;
-    };
-    let Ok(mut send) = provide.provide(response) else {
-        return false;
-    };
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let Ok(n) = send.write(&mut buf) else {
-            return false;
-        };
-        c.output.extend_from_slice(&buf[..n]);
-        if send.is_finished() {
-            break;
-        }
-    }
-    let SendResponseResult::SendBody(mut body) = send.proceed() else {
+    let Some(SendResponseResult::SendBody(mut body)) =
+        write_head(provide, answer.status, &answer.headers, None, &mut c.output)
+    else {
         return false;
     };
     if !write_chunk(&mut body, &answer.body, &mut c.output) {
