@@ -550,19 +550,36 @@ pub fn serve(endpoint: &mut Endpoint, listener: TcpListener) -> std::io::Result<
     Ok(())
 }
 
-/// Move bytes for one ready connection; `false` when it is done.
-fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
-    // Write what is pending first.
+enum Flushed {
+    All,
+    /// The socket is full: wait for POLLOUT.
+    Blocked,
+    Dead,
+}
+
+/// Write as much pending output as the socket takes.
+fn flush(c: &mut Conn) -> Flushed {
     while !c.output.is_empty() {
         match c.stream.write(&c.output) {
-            Ok(0) => return false,
+            Ok(0) => return Flushed::Dead,
             Ok(n) => {
                 c.output.drain(..n);
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Flushed::Blocked,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return false,
+            Err(_) => return Flushed::Dead,
         }
+    }
+    Flushed::All
+}
+
+/// Move bytes for one ready connection; `false` when it is done.
+fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
+    // Write what is pending first.
+    match flush(c) {
+        Flushed::All => {}
+        Flushed::Blocked => return true,
+        Flushed::Dead => return false,
     }
     if matches!(c.phase, Phase::Closing) {
         return false;
@@ -587,16 +604,10 @@ fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
     }
     advance(c, endpoint);
     // Flush the answer right away when the socket takes it.
-    while !c.output.is_empty() {
-        match c.stream.write(&c.output) {
-            Ok(0) => return false,
-            Ok(n) => {
-                c.output.drain(..n);
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
+    match flush(c) {
+        Flushed::All => {}
+        Flushed::Blocked => return true,
+        Flushed::Dead => return false,
     }
     !matches!(c.phase, Phase::Closing)
 }
