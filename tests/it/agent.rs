@@ -175,7 +175,9 @@ fn ctrl_c_stops_the_turn_and_continue_resumes() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Interrupt while the slow answer streams (not before tai has even asked).
+    model.wait_for_requests(1);
+    std::thread::sleep(std::time::Duration::from_millis(400));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,

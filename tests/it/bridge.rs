@@ -373,7 +373,9 @@ fn no_child_outlives_tai() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Interrupt while the second (slow) answer streams, after the bridged call.
+    model.wait_for_requests(2);
+    std::thread::sleep(std::time::Duration::from_millis(400));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,

@@ -338,6 +338,18 @@ impl ModelStub {
             .collect()
     }
 
+    /// Wait (bounded) until the model has received `n` requests.
+    pub fn wait_for_requests(&self, n: usize) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while stub_log(&self.log).len() < n {
+            assert!(
+                std::time::Instant::now() < until,
+                "the model never got {n} requests"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// The request bodies the model got, in order.
     pub fn requests(&self) -> Vec<serde_json::Value> {
         stub_log(&self.log)
