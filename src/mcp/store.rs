@@ -212,10 +212,8 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
 }
 
 fn read_entry(
-    store: &Store,
     r: &rusqlite::Row<'_>,
 ) -> rusqlite::Result<(String, Entry, SqlValue, String, i64, i64)> {
-    let _ = store;
     let name: String = r.get(0)?;
     let transport: String = r.get(1)?;
     let list = |s: Option<String>| -> Vec<String> {
@@ -261,7 +259,7 @@ pub fn list(store: &Store) -> vault::Result<Vec<ServerRow>> {
         .prepare(&format!("SELECT {COLUMNS} FROM mcp_servers ORDER BY name"))
         .map_err(sql("listing servers"))?;
     let rows = st
-        .query_map([], |r| read_entry(store, r))
+        .query_map([], read_entry)
         .map_err(sql("listing servers"))?;
     let rows: Vec<_> = rows
         .collect::<rusqlite::Result<_>>()
@@ -275,7 +273,7 @@ pub fn load(store: &Store, name: &str) -> vault::Result<Option<ServerRow>> {
         .query_row(
             &format!("SELECT {COLUMNS} FROM mcp_servers WHERE name = ?1"),
             [name],
-            |r| read_entry(store, r),
+            read_entry,
         )
         .optional()
         .map_err(sql("reading a server"))?;

@@ -176,13 +176,7 @@ fn ctrl_c_stops_the_turn_and_continue_resumes() {
         .spawn()
         .unwrap();
     // Interrupt while the slow answer streams (not before tai has even asked).
-    model.wait_for_requests(1);
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    model.interrupt_while_answering(&child, 1);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(

@@ -374,13 +374,7 @@ fn no_child_outlives_tai() {
         .spawn()
         .unwrap();
     // Interrupt while the second (slow) answer streams, after the bridged call.
-    model.wait_for_requests(2);
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    model.interrupt_while_answering(&child, 2);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     for pid in stub_log(&log).iter().filter_map(|l| l["pid"].as_u64()) {

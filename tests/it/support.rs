@@ -350,6 +350,15 @@ impl ModelStub {
         }
     }
 
+    /// Send Ctrl-C (SIGINT) to `child` once the model has its `n`th request and is
+    /// streaming the answer.
+    pub fn interrupt_while_answering(&self, child: &std::process::Child, n: usize) {
+        self.wait_for_requests(n);
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    }
+
     /// The request bodies the model got, in order.
     pub fn requests(&self) -> Vec<serde_json::Value> {
         stub_log(&self.log)
