@@ -7,6 +7,7 @@
 //! - [`vault`]: the SQLite store — schema and migrations, secrets and the seal,
 //!   redaction, spilled records, the hash-chained audit trail, profiles.
 //! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
+//! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
 //! - [`term`]: the controlling terminal (hidden input).
 //! - [`entropy`]: random bytes for nonces, salts and ids.
 //!
@@ -24,6 +25,7 @@ pub mod entropy;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod resolver;
 pub mod server;
 pub mod sigint;
 pub mod term;

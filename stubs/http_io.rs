@@ -56,11 +56,21 @@ pub fn read_request(stream: &TcpStream) -> Option<Request> {
 }
 
 pub fn respond(
-    mut stream: &TcpStream,
+    stream: &TcpStream,
     status: &str,
     extra: &[(&str, String)],
     content_type: &str,
     body: &str,
+) {
+    respond_bytes(stream, status, extra, content_type, body.as_bytes());
+}
+
+pub fn respond_bytes(
+    mut stream: &TcpStream,
+    status: &str,
+    extra: &[(&str, String)],
+    content_type: &str,
+    body: &[u8],
 ) {
     let mut head = format!(
         "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -74,6 +84,6 @@ pub fn respond(
     }
     head.push_str("\r\n");
     let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
+    let _ = stream.write_all(body);
     let _ = stream.flush();
 }

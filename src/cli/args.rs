@@ -59,6 +59,14 @@ pub enum McpCmd {
         name: Option<String>,
         replace: bool,
         json: bool,
+        /// Which candidate a GitHub URL's resolution takes when several disagree (1-based).
+        pick: Option<usize>,
+    },
+    /// `tai mcp resolve URL [--pick N] [--json]`: what a GitHub URL resolves to, and why.
+    Resolve {
+        url: String,
+        pick: Option<usize>,
+        json: bool,
     },
     Import {
         file: String,
@@ -531,7 +539,7 @@ impl Parser {
 impl Parser {
     fn mcp(&mut self) -> Result<Command> {
         let sub = match self.positional(
-            "a subcommand: probe, add, import, list, enable, disable, remove, tools or call",
+            "a subcommand: probe, add, resolve, import, list, enable, disable, remove, tools or call",
             "mcp",
         )? {
             Ok(s) => s,
@@ -540,8 +548,9 @@ impl Parser {
         if sub == "probe" {
             return self.probe();
         }
-        // The rest share one shape: positionals, then --json, --name N, --replace.
+        // The rest share one shape: positionals, then --json, --name N, --replace, --pick N.
         let (mut pos, mut json, mut name, mut replace) = (Vec::new(), false, None, false);
+        let mut pick = None;
         loop {
             match self.next()? {
                 Step::End => break,
@@ -553,6 +562,14 @@ impl Parser {
                 }
                 Step::Arg(Long("name")) if sub == "add" => {
                     name = Some(string(self.inner.value()?, "--name")?)
+                }
+                Step::Arg(Long("pick")) if matches!(sub.as_str(), "add" | "resolve") => {
+                    let v = string(self.inner.value()?, "--pick")?;
+                    pick = Some(v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        UsageError(format!(
+                            "--pick needs a candidate number (1, 2, ...), not '{v}'"
+                        ))
+                    })?);
                 }
                 Step::Arg(a) => return Err(unexpected(a, "mcp")),
             }
@@ -575,6 +592,15 @@ impl Parser {
                     source: pos.remove(0),
                     name,
                     replace,
+                    json,
+                    pick,
+                }
+            }
+            "resolve" => {
+                want(1, "a GitHub URL")?;
+                McpCmd::Resolve {
+                    url: pos.remove(0),
+                    pick,
                     json,
                 }
             }
@@ -790,6 +816,7 @@ const KNOWN_LONG: &[&str] = &[
     "prompt",
     "continue",
     "max-steps",
+    "pick",
     "serve-mcp-stdio",
     "serve-mcp",
     "mcp-port",

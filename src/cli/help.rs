@@ -31,7 +31,7 @@ Commands:
   status            Show where tai keeps its files, the current profile and model, the vault state
   profile           Manage profiles (which MCP servers are on, model overrides)
   vault             Secrets, the seal, the audit trail and spilled records
-  mcp               MCP servers: probe one before adding it
+  mcp               MCP servers: add (a config, a command line or a GitHub URL), probe, list
   help <COMMAND>    Show help for a command
 
 Options (anywhere on the line):
@@ -47,6 +47,8 @@ Files:
 
 Environment:
   TAI_HOME TAI_CONFIG TAI_PROFILE TAI_BASE_URL TAI_MODEL TAI_API_KEY TAI_VAULT_PASSPHRASE
+  TAI_REGISTRY_URL TAI_GITHUB_API_URL TAI_GITHUB_RAW_URL TAI_GLAMA_URL GITHUB_TOKEN
+                    (the GitHub URL resolver; see `tai mcp --help`)
   NO_COLOR (plain output)
 
 The model: any OpenAI-compatible endpoint (default http://127.0.0.1:11434/v1, Ollama).
@@ -109,6 +111,8 @@ MCP servers.
 
 Usage:
   tai mcp add SOURCE [--name N] [--replace] [--json]   verify a server live and store it
+  tai mcp add https://github.com/OWNER/REPO [--pick N]  resolve a repository, then add it
+  tai mcp resolve URL [--pick N] [--json]              what a GitHub URL resolves to, and why
   tai mcp import FILE [--replace] [--json]             add every server of an editor config
   tai mcp list [--json]                                stored servers, their profiles and tools
   tai mcp enable SERVER | disable SERVER               for the current profile (or --profile P)
@@ -127,6 +131,17 @@ tai shows the exact command (secrets masked) and asks before running it (--auto 
 --yolo approve), checks it live, and stores it with its tools pinned. ${VAR} and
 ${VAR:-default} come from the environment, then vault secrets; ${input:id} from the
 vault secret `id`. A stored server is disabled until enabled for a profile.
+
+A GitHub URL (github.com/OWNER/REPO, or .../tree/REF/PATH for a folder of a monorepo) is
+resolved without a model, stopping at the first source that names a runnable server:
+the MCP registry (this repository's active, latest servers), server.json and mcpName in
+package.json, package.json bin (npx), pyproject.toml scripts (uvx), Cargo.toml (advice
+only), the README's config block or start line, the Glama page. Several candidates that
+disagree fail with a numbered list: choose with --pick N. A failure lists every step
+with its URL and outcome. Required inputs stay ${NAME} references you provide (export
+NAME, or `tai vault secret set NAME`). Mirrors: TAI_REGISTRY_URL, TAI_GITHUB_API_URL,
+TAI_GITHUB_RAW_URL, TAI_GLAMA_URL (or registry_url, github_api_url, github_raw_url,
+glama_url in config.toml); GITHUB_TOKEN, when set, is sent to the GitHub API only.
 
 `probe` connects to one server, prints the protocol era it speaks, its name, instructions
 and tools, then shuts it down. It stores nothing. SOURCE is one of:

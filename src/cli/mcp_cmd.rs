@@ -16,6 +16,7 @@ use crate::mcp::era::{Era, EraChoice};
 use crate::mcp::intake::{self, AddOptions};
 use crate::mcp::protocol::Tool;
 use crate::mcp::store;
+use crate::resolver::Target;
 use crate::vault::audit::Event;
 
 pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
@@ -26,9 +27,78 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             name,
             replace,
             json,
+            pick,
         } => {
-            let text = read_source(source)?;
-            add_text(&mut load()?, &text, name.as_deref(), *replace, *json, true)
+            let mut ctx = load()?;
+            let paste = match Target::parse(source) {
+                Some(target) => {
+                    let r = resolve_github(&ctx, &target, *pick, *json)
+                        .map_err(|f| Failure(f.to_string()))?;
+                    intake::paste_resolved(&r)
+                }
+                None if pick.is_some() => {
+                    return Err(Failure("--pick chooses among a GitHub URL's candidates; this source is not a GitHub URL".into()));
+                }
+                None => {
+                    let text = read_source(source)?;
+                    ctx.unlock()?;
+                    intake::paste(&ctx.store, &text).map_err(Failure)?
+                }
+            };
+            add_paste(&mut ctx, paste, name.as_deref(), *replace, *json, true)
+        }
+        McpCmd::Resolve { url, pick, json } => {
+            let ctx = load()?;
+            let Some(target) = Target::parse(url) else {
+                return Err(Failure(format!(
+                    "{url:?} is not a GitHub repository URL (https://github.com/OWNER/REPO[/tree/REF/PATH])"
+                )));
+            };
+            match resolve_github(&ctx, &target, *pick, *json) {
+                Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
+                Ok(r) => {
+                    let mut s = format!(
+                        "{}\n  from: {}\n  runs: {}\n",
+                        r.target,
+                        r.chosen.origin,
+                        r.chosen.shown()
+                    );
+                    for n in r.notes().iter().skip(1) {
+                        s.push_str(&format!("  note: {n}\n"));
+                    }
+                    for (i, c) in r.others.iter().enumerate() {
+                        s.push_str(&format!(
+                            "  also: [{}] {}: {}\n",
+                            i + 2,
+                            c.origin,
+                            c.shown()
+                        ));
+                    }
+                    s.push_str("evidence:\n");
+                    for (i, e) in r.evidence.iter().enumerate() {
+                        s.push_str(&format!(
+                            "  {}. {}: {} → {}\n",
+                            i + 1,
+                            e.step,
+                            e.url,
+                            e.outcome
+                        ));
+                    }
+                    s.push_str(&format!(
+                        "add it with: tai mcp add {url}{}\n",
+                        pick.map_or(String::new(), |n| format!(" --pick {n}"))
+                    ));
+                    Ok(out(&s)?)
+                }
+                Err(f) if *json => {
+                    out(&format!("{:#}\n", json!(f)))?;
+                    Err(Failure(format!(
+                        "could not resolve {} to one server",
+                        target.display()
+                    )))
+                }
+                Err(f) => Err(Failure(f.to_string())),
+            }
         }
         McpCmd::Import {
             file,
@@ -37,7 +107,10 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
         } => {
             let text =
                 std::fs::read_to_string(file).map_err(|e| Failure(format!("{file}: {e}")))?;
-            add_text(&mut load()?, &text, None, *replace, *json, false)
+            let mut ctx = load()?;
+            ctx.unlock()?;
+            let paste = intake::paste(&ctx.store, &text).map_err(Failure)?;
+            add_paste(&mut ctx, paste, None, *replace, *json, false)
         }
         McpCmd::List { json } => list(&mut load()?, *json),
         McpCmd::Enable { server } | McpCmd::Disable { server } => {
@@ -118,22 +191,42 @@ fn read_source(source: &str) -> Result<String> {
     Ok(source.to_string())
 }
 
+/// Resolve a GitHub URL, saying on stderr which step is running (a long wait otherwise).
+fn resolve_github(
+    ctx: &Context,
+    target: &Target,
+    pick: Option<usize>,
+    quiet: bool,
+) -> std::result::Result<crate::resolver::Resolution, crate::resolver::Failure> {
+    let mut progress = |step: &str| {
+        if !quiet {
+            eprintln!("tai: resolving {}: {step} ...", target.display());
+        }
+    };
+    crate::resolver::resolve_online(
+        target,
+        &ctx.config.resolver,
+        pick,
+        &process_env,
+        &mut progress,
+    )
+}
+
 /// `add` (exactly one server, or a name picked from a multi-server paste) and `import`
 /// (every server, each reported).
-fn add_text(
+fn add_paste(
     ctx: &mut Context,
-    text: &str,
+    paste: intake::Paste,
     name: Option<&str>,
     replace: bool,
     json: bool,
     single: bool,
 ) -> Result {
-    ctx.unlock()?;
     let intake::Paste {
         normalized: n,
         source,
         refresh,
-    } = intake::paste(&ctx.store, text).map_err(Failure)?;
+    } = paste;
     let replace = replace || refresh;
     for note in &n.notes {
         eprintln!("tai: note: {note}");

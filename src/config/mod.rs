@@ -52,6 +52,11 @@ pub struct ConfigFile {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub api_key_secret: Option<String>,
+    /// The GitHub URL resolver's bases (`TAI_REGISTRY_URL` and friends override them).
+    pub registry_url: Option<String>,
+    pub github_api_url: Option<String>,
+    pub github_raw_url: Option<String>,
+    pub glama_url: Option<String>,
     #[serde(default)]
     pub profiles: BTreeMap<String, ProfileSettings>,
 }
@@ -113,6 +118,8 @@ pub struct Config {
     pub model: Option<String>,
     pub api_key: ApiKeySource,
     pub approval: Approval,
+    /// Where the GitHub URL resolver looks.
+    pub resolver: crate::resolver::Urls,
 }
 
 /// Paths derived from the environment alone (no file is read).
@@ -235,6 +242,26 @@ pub fn resolve(
         model,
         api_key,
         approval: flags.approval,
+        resolver: resolver_urls(f, env),
+    }
+}
+
+/// The resolver's base URLs: environment, then the config file, then the public services.
+fn resolver_urls(f: &ConfigFile, env: &dyn Env) -> crate::resolver::Urls {
+    let d = crate::resolver::Urls::default();
+    let pick = |var: &str, file: &Option<String>, default: String| {
+        env.var(var)
+            .filter(|v| !v.is_empty())
+            .or_else(|| file.clone())
+            .unwrap_or(default)
+            .trim_end_matches('/')
+            .to_string()
+    };
+    crate::resolver::Urls {
+        registry: pick("TAI_REGISTRY_URL", &f.registry_url, d.registry),
+        github_api: pick("TAI_GITHUB_API_URL", &f.github_api_url, d.github_api),
+        github_raw: pick("TAI_GITHUB_RAW_URL", &f.github_raw_url, d.github_raw),
+        glama: pick("TAI_GLAMA_URL", &f.glama_url, d.glama),
     }
 }
 
@@ -403,5 +430,39 @@ mod tests {
             ("default", DEFAULT_BASE_URL, None, ApiKeySource::None)
         );
         assert_eq!(c.vault_path, PathBuf::from("/t/vault.db"));
+        assert_eq!(c.resolver, crate::resolver::Urls::default());
+        // the resolver's bases: env over the file over the public services
+        let file = ConfigFile::parse(
+            Path::new("c"),
+            "registry_url = \"http://mirror/reg/\"\nglama_url = \"http://g\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[
+            ("TAI_GLAMA_URL", "http://env-g"),
+            ("TAI_GITHUB_RAW_URL", "http://raw"),
+        ]);
+        let c = resolve(
+            &paths,
+            Some(&file),
+            &env,
+            &FlagSettings::default(),
+            None,
+            none,
+        );
+        let r = &c.resolver;
+        assert_eq!(
+            (
+                r.registry.as_str(),
+                r.glama.as_str(),
+                r.github_raw.as_str(),
+                r.github_api.as_str()
+            ),
+            (
+                "http://mirror/reg",
+                "http://env-g",
+                "http://raw",
+                "https://api.github.com"
+            )
+        );
     }
 }

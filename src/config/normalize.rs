@@ -90,8 +90,9 @@ impl std::fmt::Display for NormalizeError {
             NormalizeError::Syntax(m) => f.write_str(m),
             NormalizeError::Github { owner, repo, .. } => write!(
                 f,
-                "github.com/{owner}/{repo} is a repository, not a server config: paste the server's \
-                 JSON or TOML entry (from its README), or its command line"
+                "github.com/{owner}/{repo} is a repository, not a server config: \
+                 `tai mcp add https://github.com/{owner}/{repo}` resolves it to one server \
+                 (`tai mcp resolve URL` shows how)"
             ),
             NormalizeError::Empty => {
                 f.write_str("nothing to add: paste a server config, a command line or a URL")

@@ -45,7 +45,7 @@ impl ServerSpec {
 }
 
 /// Shell-style quoting for display only (nothing is ever run through a shell).
-fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b))

@@ -277,6 +277,19 @@ pub fn paste(store: &Store, text: &str) -> Result<Paste, String> {
     })
 }
 
+/// A GitHub URL's resolution as a paste: its one entry, `source = github:<owner>/<repo>`.
+pub fn paste_resolved(r: &crate::resolver::Resolution) -> Paste {
+    Paste {
+        normalized: Normalized {
+            entries: vec![r.chosen.entry.clone()],
+            notes: r.notes(),
+            ..Normalized::default()
+        },
+        source: r.source.clone(),
+        refresh: false,
+    }
+}
+
 /// The entries to add from a normalized paste. `single` (add): exactly one, picked by
 /// `name` when the paste holds several, renamed to `name` when it holds one; otherwise
 /// (import) all of them.

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 use crate::mcp::client::Timeouts;
 use crate::mcp::{dispatch, intake, store};
+use crate::resolver::{Target, resolve_online};
 use crate::vault::audit::Event;
 
 pub fn tools() -> Vec<Box<dyn NativeTool>> {
@@ -36,22 +37,33 @@ impl NativeTool for McpAdd {
     fn def(&self) -> ToolDef {
         ToolDef {
             name: "mcp_add",
-            description: "Add an MCP server: normalize a pasted config (mcpServers/servers JSON, Codex TOML, a bare entry, a URL or a command line), ask the user to approve running it, verify it live and store it. Returns its tools.",
+            description: "Add an MCP server: normalize a pasted config (mcpServers/servers JSON, Codex TOML, a bare entry, a URL or a command line) or resolve a GitHub repository URL, ask the user to approve running it, verify it live and store it. Returns its tools.",
             parameters: json!({"type": "object", "properties": {
-                "source": {"type": "string", "description": "The server config text, a URL, or a command line"},
+                "source": {"type": "string", "description": "The server config text, a URL, a command line, or https://github.com/OWNER/REPO"},
                 "name": {"type": "string", "description": "The name to store it under (picks one server from a multi-server config)"},
-                "profile": {"type": "string", "description": "The profile an `enabled` setting applies to (default: current)"}
+                "profile": {"type": "string", "description": "The profile an `enabled` setting applies to (default: current)"},
+                "pick": {"type": "integer", "description": "For a GitHub URL whose sources disagree: the candidate number mcp_resolve listed"}
             }, "required": ["source"]}),
             safe: false,
         }
     }
 
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let source_text = arg_str(args, "source");
+        let pasted = match Target::parse(source_text) {
+            Some(target) => {
+                let pick = args.get("pick").and_then(Value::as_u64).map(|n| n as usize);
+                resolve_online(&target, &ctx.config.resolver, pick, ctx.env, &mut |_| {})
+                    .map(|r| intake::paste_resolved(&r))
+                    .map_err(|f| f.to_string())
+            }
+            None => intake::paste(ctx.store, source_text),
+        };
         let intake::Paste {
             normalized: n,
             source,
             refresh,
-        } = match intake::paste(ctx.store, arg_str(args, "source")) {
+        } = match pasted {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
@@ -69,6 +81,37 @@ impl NativeTool for McpAdd {
         match intake::add(ctx.store, &entries[0], &source, &opts, ctx.approver) {
             Ok(r) => text(json!({"added": r, "notes": n.notes})),
             Err(e) => ToolOutput::error(e),
+        }
+    }
+}
+
+/// The GitHub URL resolver as a tool: what a repository resolves to, with the evidence
+/// (nothing is run or stored; `mcp_add` does that after consent).
+pub struct McpResolve;
+impl NativeTool for McpResolve {
+    fn def(&self) -> ToolDef {
+        ToolDef {
+            name: "mcp_resolve",
+            description: "Resolve a GitHub repository URL to the MCP server entry it publishes (registry, server.json, package manifests, README, Glama), with the evidence of each step. Runs and stores nothing: pass the URL (and pick, when candidates disagree) to mcp_add.",
+            parameters: json!({"type": "object", "properties": {
+                "url": {"type": "string", "description": "https://github.com/OWNER/REPO, optionally /tree/REF/PATH for a folder of a monorepo"},
+                "pick": {"type": "integer", "description": "Which of several disagreeing candidates to take (1-based)"}
+            }, "required": ["url"]}),
+            safe: true,
+        }
+    }
+
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let url = arg_str(args, "url");
+        let Some(target) = Target::parse(url) else {
+            return ToolOutput::error(format!(
+                "{url:?} is not a GitHub repository URL (https://github.com/OWNER/REPO)"
+            ));
+        };
+        let pick = args.get("pick").and_then(Value::as_u64).map(|n| n as usize);
+        match resolve_online(&target, &ctx.config.resolver, pick, ctx.env, &mut |_| {}) {
+            Ok(r) => text(json!(r)),
+            Err(f) => ToolOutput::error(format!("{f}\n{}", json!(f))),
         }
     }
 }

@@ -69,6 +69,7 @@ pub fn all() -> Vec<Box<dyn NativeTool>> {
     all.push(Box::new(web::WebFetch));
     all.extend(vault_tools::tools());
     all.extend(mcp_admin::tools());
+    all.push(Box::new(mcp_admin::McpResolve));
     all
 }
 

@@ -190,6 +190,39 @@ impl HttpStub {
     }
 }
 
+/// A running `tai-stub-http-fixtures` serving `dir`, killed when dropped; it logs each
+/// request to `log`.
+pub struct FixturesStub {
+    child: std::process::Child,
+    pub url: String,
+    pub log: PathBuf,
+}
+
+impl FixturesStub {
+    pub fn start(dir: &Path) -> FixturesStub {
+        let log = dir.join("requests.log");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-http-fixtures"));
+        cmd.arg("--dir").arg(dir).arg("--log").arg(&log);
+        let (child, url) = spawn_with_banner(cmd);
+        FixturesStub { child, url, log }
+    }
+
+    /// The request paths served so far, in order.
+    pub fn paths(&self) -> Vec<String> {
+        stub_log(&self.log)
+            .iter()
+            .filter_map(|l| l["path"].as_str().map(str::to_string))
+            .collect()
+    }
+}
+
+impl Drop for FixturesStub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for HttpStub {
     fn drop(&mut self) {
         let _ = self.child.kill();
