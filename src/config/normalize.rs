@@ -149,7 +149,12 @@ pub fn derive_name(leg: &Leg) -> String {
                 .to_string()
         }
     };
-    let mut name: String = raw
+    sanitize_name(&raw)
+}
+
+/// Any text → a valid server name: other characters become `-`, at most 64, never empty.
+pub fn sanitize_name(raw: &str) -> String {
+    let name: String = raw
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -158,13 +163,13 @@ pub fn derive_name(leg: &Leg) -> String {
                 '-'
             }
         })
+        .take(64)
         .collect();
-    name.truncate(64);
-    let name = name.trim_matches('-').to_string();
+    let name = name.trim_matches('-');
     if name.is_empty() {
         "server".into()
     } else {
-        name
+        name.to_string()
     }
 }
 

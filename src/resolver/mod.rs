@@ -308,6 +308,8 @@ struct Run<'a> {
     progress: &'a mut dyn FnMut(&str),
     evidence: Vec<Evidence>,
     advice: Vec<String>,
+    /// `package.json`, read once by the server.json step (for `mcpName`) and reused.
+    package: Option<sources::PackageJson>,
 }
 
 impl Run<'_> {
@@ -366,7 +368,7 @@ impl Run<'_> {
                 url.push_str(&format!("&cursor={}", encode(c)));
             }
             let Some(v) = self.json("registry", &url) else {
-                break;
+                return all;
             };
             match registry::parse_page(&v) {
                 Ok((servers, next)) => {
@@ -380,12 +382,22 @@ impl Run<'_> {
                 }
                 Err(e) => {
                     self.note("registry", &url, e);
-                    break;
+                    return all;
                 }
             }
             if cursor.is_none() {
-                break;
+                return all;
             }
+        }
+        if cursor.is_some() {
+            let url = self.urls.registry.clone();
+            self.note(
+                "registry",
+                &url,
+                format!(
+                    "search {query:?}: stopped after {REGISTRY_PAGES} pages (more were listed)"
+                ),
+            );
         }
         all
     }
@@ -401,7 +413,7 @@ impl Run<'_> {
                     .is_some_and(|u| registry::repo_key(u) == want)
             })
             .collect();
-        mine.dedup_by(|a, b| a.name() == b.name() && a.version() == b.version());
+        // (both searches may list a server: `latest` keeps one per name and version)
         if let Some(sub) = &self.target.subpath {
             let exact: Vec<Listed> = mine
                 .iter()
@@ -552,7 +564,7 @@ impl Run<'_> {
         out
     }
 
-    fn step_server_json(&mut self, package: &mut Option<sources::PackageJson>) -> Vec<Candidate> {
+    fn step_server_json(&mut self) -> Vec<Candidate> {
         (self.progress)("server.json");
         let url = self.target.raw(self.urls, "server.json");
         if let Some(v) = self.json("server.json", &url) {
@@ -584,7 +596,7 @@ impl Run<'_> {
         match sources::package_json(&text) {
             Ok(p) => {
                 let mcp_name = p.mcp_name.clone();
-                *package = Some(p);
+                self.package = Some(p);
                 if let Some(name) = mcp_name {
                     self.note(
                         "mcpName",
@@ -613,9 +625,9 @@ impl Run<'_> {
         Vec::new()
     }
 
-    fn step_manifests(&mut self, package: Option<sources::PackageJson>) -> Vec<Candidate> {
+    fn step_manifests(&mut self) -> Vec<Candidate> {
         (self.progress)("package manifests");
-        if let Some(p) = package {
+        if let Some(p) = self.package.take() {
             let url = self.target.raw(self.urls, "package.json");
             match sources::npm_candidates(&p) {
                 Ok(c) => {
@@ -740,13 +752,58 @@ impl Resolution {
             notes.push(n.clone());
         }
         for var in &c.needs {
-            notes.push(format!(
-                "it needs ${{{var}}}: export {var}=..., or `tai vault secret set {var}`"
-            ));
+            notes.push(match var.strip_prefix("input:") {
+                Some(id) => format!("it needs ${{{var}}}: `tai vault secret set {id}`"),
+                None => format!(
+                    "it needs ${{{var}}}: export {var}=..., or `tai vault secret set {var}`"
+                ),
+            });
         }
         notes
     }
 }
+
+/// The `${NAME}` references an entry still needs (those without a default), wherever
+/// they came from (a registry input, a README's env block).
+fn references(e: &Entry) -> Vec<String> {
+    let nothing = |_: &str| None;
+    let src = crate::config::expand::Sources {
+        env: &nothing,
+        secret: &nothing,
+    };
+    let texts: Vec<&String> = match &e.leg {
+        Leg::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => std::iter::once(command)
+            .chain(args)
+            .chain(env.values())
+            .chain(cwd)
+            .collect(),
+        Leg::Http { url, headers } => std::iter::once(url).chain(headers.values()).collect(),
+    };
+    let mut out: Vec<String> = Vec::new();
+    for t in texts {
+        for m in crate::config::expand::expand(t, &src).missing {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// The steps in order, each named as failures and `found_by` name it.
+type Step = fn(&mut Run) -> Vec<Candidate>;
+const STEPS: [(&str, Step); 5] = [
+    ("the registry", |r| r.step_registry()),
+    ("server.json", |r| r.step_server_json()),
+    ("package manifests", |r| r.step_manifests()),
+    ("the README", |r| r.step_readme()),
+    ("the Glama page", |r| r.step_glama()),
+];
 
 /// Resolve a repository to one entry. `pick` (1-based) chooses among disagreeing
 /// candidates of the step that found them; `progress` hears each step's name.
@@ -764,24 +821,18 @@ pub fn resolve(
         progress,
         evidence: Vec::new(),
         advice: Vec::new(),
+        package: None,
     };
-    let mut package = None;
     let mut found: Option<(&'static str, Vec<Candidate>)> = None;
-    for step in [
-        "the registry",
-        "server.json",
-        "package manifests",
-        "the README",
-        "the Glama page",
-    ] {
-        let cands = match step {
-            "the registry" => run.step_registry(),
-            "server.json" => run.step_server_json(&mut package),
-            "package manifests" => run.step_manifests(package.take()),
-            "the README" => run.step_readme(),
-            _ => run.step_glama(),
-        };
-        let cands = sources::dedupe(cands);
+    for (step, look) in STEPS {
+        let mut cands = sources::dedupe(look(&mut run));
+        for c in &mut cands {
+            for r in references(&c.entry) {
+                if !c.needs.contains(&r) {
+                    c.needs.push(r);
+                }
+            }
+        }
         if !cands.is_empty() {
             found = Some((step, cands));
             break;

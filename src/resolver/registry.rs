@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Candidate;
-use crate::config::normalize::{Entry, Leg};
+use crate::config::normalize::{Entry, Leg, sanitize_name};
 use crate::mcp::era::EraChoice;
 
 /// The `_meta` key the official registry puts its status under.
@@ -167,23 +167,6 @@ pub fn entry_name(server_name: &str) -> String {
     sanitize_name(last)
 }
 
-/// Any text → a valid server name (`[A-Za-z0-9_-]`, at most 64, never empty).
-pub fn sanitize_name(raw: &str) -> String {
-    let s: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('-');
-    let s: String = s.chars().take(64).collect();
-    if s.is_empty() { "server".into() } else { s }
-}
-
 /// A check the caller makes before offering a candidate: the package file's SHA-256.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShaCheck {
@@ -229,8 +212,13 @@ pub fn candidates(listed: &Listed, origin: &str, skipped: &mut Vec<String>) -> V
 }
 
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
+    arr_of(v, &[key])
+}
+
+/// The first of `keys` (camelCase, then the older snake_case) that is an array.
+fn arr_of<'a>(v: &'a Value, keys: &[&str]) -> &'a [Value] {
+    keys.iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_array))
         .map_or(&[], Vec::as_slice)
 }
 
@@ -344,27 +332,28 @@ fn arguments(list: &[Value], needs: &mut Vec<String>) -> Vec<String> {
     argv
 }
 
-/// Environment variables: set values and `${NAME}` references for the required ones.
+/// Environment variables: set values, and `${NAME}` references (named as the variable)
+/// for the required ones.
 fn environment(list: &[Value], needs: &mut Vec<String>) -> BTreeMap<String, String> {
-    let mut env = BTreeMap::new();
-    for e in list {
-        let Some(name) = str_of(e, &["name"]) else {
-            continue;
-        };
-        if let Some(v) = input(e, name, needs) {
-            env.insert(name.to_string(), v);
-        }
-    }
-    env
+    named_inputs(list, needs, str::to_string)
 }
 
+/// Headers: as the environment, with references named after the header (`X_API_KEY`).
 fn headers(list: &[Value], needs: &mut Vec<String>) -> BTreeMap<String, String> {
+    named_inputs(list, needs, var_name)
+}
+
+fn named_inputs(
+    list: &[Value],
+    needs: &mut Vec<String>,
+    var: fn(&str) -> String,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for h in list {
-        let Some(name) = str_of(h, &["name"]) else {
+    for item in list {
+        let Some(name) = str_of(item, &["name"]) else {
             continue;
         };
-        if let Some(v) = input(h, &var_name(name), needs) {
+        if let Some(v) = input(item, &var(name), needs) {
             out.insert(name.to_string(), v);
         }
     }
@@ -406,36 +395,17 @@ fn package(p: &Value, name: &str) -> Result<Candidate, String> {
         .unwrap_or(default_runtime)
         .to_string();
     let runtime_args = arguments(
-        arr(
-            p,
-            if p.get("runtimeArguments").is_some() {
-                "runtimeArguments"
-            } else {
-                "runtime_arguments"
-            },
-        ),
+        arr_of(p, &["runtimeArguments", "runtime_arguments"]),
         &mut needs,
     );
     let package_args = arguments(
-        arr(
-            p,
-            if p.get("packageArguments").is_some() {
-                "packageArguments"
-            } else {
-                "package_arguments"
-            },
-        ),
+        arr_of(p, &["packageArguments", "package_arguments"]),
         &mut needs,
     );
-    let env_list = arr(
-        p,
-        if p.get("environmentVariables").is_some() {
-            "environmentVariables"
-        } else {
-            "environment_variables"
-        },
+    let env = environment(
+        arr_of(p, &["environmentVariables", "environment_variables"]),
+        &mut needs,
     );
-    let env = environment(env_list, &mut needs);
     let mut args: Vec<String> = Vec::new();
     if command == default_runtime {
         args.extend(prefix.iter().map(|s| s.to_string()));

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Candidate;
-use super::registry::sanitize_name;
-use crate::config::normalize::{Entry, Leg, normalize};
+
+use crate::config::normalize::{Entry, Leg, normalize, sanitize_name};
 use crate::mcp::entry::split_words;
 use crate::mcp::era::EraChoice;
 

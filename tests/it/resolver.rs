@@ -369,7 +369,7 @@ fn disagreeing_candidates_fail_with_both_until_one_is_picked() {
     let w = World::new("resolve-pick");
     w.registry(json!([])).file(
         "api/repos/acme/two/readme",
-        "## npx\n```json\n{\"mcpServers\": {\"two\": {\"command\": \"npx\", \"args\": [\"-y\", \"two-mcp\"]}}}\n```\n## Docker\n```json\n{\"mcpServers\": {\"two\": {\"command\": \"docker\", \"args\": [\"run\", \"-i\", \"--rm\", \"acme/two\"]}}}\n```\n",
+        "## npx\n```json\n{\"mcpServers\": {\"two\": {\"command\": \"npx\", \"args\": [\"-y\", \"two-mcp\"], \"env\": {\"TOKEN\": \"${TWO_TOKEN}\", \"MODE\": \"${TWO_MODE:-fast}\"}}}}\n```\n## Docker\n```json\n{\"mcpServers\": {\"two\": {\"command\": \"docker\", \"args\": [\"run\", \"-i\", \"--rm\", \"acme/two\"]}}}\n```\n",
     );
     let (t, _stub) = w.serve("resolve-pick");
     let err = t
@@ -381,7 +381,7 @@ fn disagreeing_candidates_fail_with_both_until_one_is_picked() {
         "{err}"
     );
     assert!(
-        err.contains("[1] README block 1 (json) server \"two\": npx -y two-mcp"),
+        err.contains("[1] README block 1 (json) server \"two\": npx -y two-mcp (env: MODE, TOKEN)"),
         "{err}"
     );
     assert!(
@@ -401,6 +401,9 @@ fn disagreeing_candidates_fail_with_both_until_one_is_picked() {
     let v = resolve_json(&t, "https://github.com/acme/two", &["--pick", "2"]);
     assert_eq!(argv(chosen(&v).1), "docker run -i --rm acme/two");
     assert_eq!(v["others"].as_array().unwrap().len(), 1);
+    // a README's ${NAME} references are what the entry needs
+    let v = resolve_json(&t, "https://github.com/acme/two", &["--pick", "1"]);
+    assert_eq!(v["chosen"]["needs"], json!(["TWO_TOKEN"]));
     let err = t
         .run(&[
             "mcp",
