@@ -6,6 +6,7 @@
 //! /v0.1/servers?search=S&cursor=C` filters it by name substring and pages it
 //! (`--page-size N`, default 2, cursor = offset). `--log FILE` appends one JSON line per
 //! request: the path, the Accept header and whether an Authorization header came.
+//! `--delay-ms N` waits before each answer (a slow network, to watch the client wait).
 //! Prints `listening on http://127.0.0.1:PORT` first.
 
 #[path = "http_io.rs"]
@@ -79,6 +80,7 @@ fn registry(dir: &Path, path: &str, page_size: usize) -> Option<Value> {
 
 fn main() {
     let (mut dir, mut log, mut page_size) = (None::<PathBuf>, None::<PathBuf>, 2usize);
+    let mut delay = std::time::Duration::ZERO;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || {
@@ -89,6 +91,10 @@ fn main() {
             "--dir" => dir = Some(val().into()),
             "--log" => log = Some(val().into()),
             "--page-size" => page_size = val().parse().unwrap_or_else(|_| die("--page-size N")),
+            "--delay-ms" => {
+                let ms = val().parse().unwrap_or_else(|_| die("--delay-ms N"));
+                delay = std::time::Duration::from_millis(ms);
+            }
             other => die(&format!("unknown flag {other}")),
         }
     }
@@ -103,6 +109,7 @@ fn main() {
         let Some(req) = read_request(&stream) else {
             continue;
         };
+        std::thread::sleep(delay);
         if let Some(log) = &log {
             let line = json!({"path": req.path, "accept": req.header("accept"),
                               "authorization": req.header("authorization").is_some()});

@@ -719,3 +719,73 @@ fn urls_outside_github_are_not_resolved() {
         "{err}"
     );
 }
+
+#[test]
+fn the_model_resolves_then_adds_a_repository_in_one_turn() {
+    use crate::support::ModelStub;
+    let w = readme_world(
+        "resolve-turn",
+        json!({"command": stub_stdio(), "args": ["--era", "modern"]}),
+    );
+    let url = "https://github.com/acme/tool";
+    let model = ModelStub::start(
+        w.dir.path(),
+        json!([
+            {"tool_calls": [{"name": "mcp_resolve", "arguments": json!({"url": url}).to_string()}]},
+            {"tool_calls": [{"name": "mcp_add", "arguments": json!({"source": url}).to_string()}]},
+            {"text": "Added the tool server."}
+        ]),
+    );
+    let (mut t, _stub) = w.serve("resolve-turn");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    let run = t.run(&["--auto", "-p", &format!("add the MCP server from {url}")]);
+    assert!(run.ok().contains("Added the tool server."), "{run:?}");
+    let reqs = model.requests();
+    assert!(
+        ModelStub::offered(&reqs[0]).contains(&"mcp_resolve".to_string()),
+        "{:?}",
+        ModelStub::offered(&reqs[0])
+    );
+    let resolved = &ModelStub::tool_messages(&reqs[1])[0];
+    assert!(
+        resolved.contains("\"found_by\":\"the README\""),
+        "{resolved}"
+    );
+    let added = &ModelStub::tool_messages(&reqs[2])[1];
+    assert!(added.contains("\"added\""), "{added}");
+    let source: String = t
+        .raw_db()
+        .query_row(
+            "SELECT source FROM mcp_servers WHERE name = 'tool'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(source, "github:acme/tool");
+}
+
+#[test]
+fn one_thread_while_resolving() {
+    let w = readme_world("resolve-threads", json!({"command": "uvx", "args": ["x"]}));
+    let stub = FixturesStub::start_with(w.dir.path(), &["--delay-ms", "150"]);
+    let mut t = Tai::new("resolve-threads");
+    point(&mut t, &stub.url);
+    let mut child = t
+        .cmd(&["mcp", "resolve", "https://github.com/acme/tool"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // nine requests at 150 ms each: sample while tai waits on the network
+    let mut counts = Vec::new();
+    for _ in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(120));
+        counts.push(crate::support::thread_count(child.id()));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(
+        counts.iter().all(|c| *c <= 1) && counts.iter().filter(|c| **c == 1).count() >= 4,
+        "{counts:?}"
+    );
+}

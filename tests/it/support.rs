@@ -200,9 +200,13 @@ pub struct FixturesStub {
 
 impl FixturesStub {
     pub fn start(dir: &Path) -> FixturesStub {
+        FixturesStub::start_with(dir, &[])
+    }
+
+    pub fn start_with(dir: &Path, args: &[&str]) -> FixturesStub {
         let log = dir.join("requests.log");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-http-fixtures"));
-        cmd.arg("--dir").arg(dir).arg("--log").arg(&log);
+        cmd.arg("--dir").arg(dir).arg("--log").arg(&log).args(args);
         let (child, url) = spawn_with_banner(cmd);
         FixturesStub { child, url, log }
     }
