@@ -453,7 +453,7 @@ fn package(p: &Value, name: &str) -> Result<Candidate, String> {
         "streamable-http" => {
             let t = transport.unwrap_or(&Value::Null);
             let url = str_of(t, &["url"]).ok_or("a streamable-http transport without a url")?;
-            let url = template(url, &mut needs);
+            let url = template(url, &known_values(p), &mut needs);
             let mut started = vec![command.clone()];
             started.extend(args.clone());
             let c = Candidate {
@@ -487,7 +487,9 @@ fn package(p: &Value, name: &str) -> Result<Candidate, String> {
 }
 
 /// A URL template: `{name}` → `${NAME}`, a value the user provides.
-fn template(url: &str, needs: &mut Vec<String>) -> String {
+/// `{name}` takes the value of the package's argument or variable of that name (`{port}`
+/// ← `--port 3000`), else becomes `${NAME}`.
+fn template(url: &str, known: &BTreeMap<String, String>, needs: &mut Vec<String>) -> String {
     let mut out = String::new();
     let mut rest = url;
     while let Some(open) = rest.find('{') {
@@ -495,11 +497,41 @@ fn template(url: &str, needs: &mut Vec<String>) -> String {
             break;
         };
         out.push_str(&rest[..open]);
-        out.push_str(&reference(&var_name(&rest[open + 1..open + close]), needs));
+        let var = var_name(&rest[open + 1..open + close]);
+        match known.get(&var) {
+            Some(v) => out.push_str(v),
+            None => out.push_str(&reference(&var, needs)),
+        }
         rest = &rest[open + close + 1..];
     }
     out.push_str(rest);
     out
+}
+
+/// A package's inputs by variable name (`--port` → `PORT`, a `valueHint`, an environment
+/// variable), with the values they were given: what a URL template may refer to.
+fn known_values(p: &Value) -> BTreeMap<String, String> {
+    let mut scratch = Vec::new();
+    let mut known = BTreeMap::new();
+    for key in [
+        ["runtimeArguments", "runtime_arguments"],
+        ["packageArguments", "package_arguments"],
+    ] {
+        for a in arr_of(p, &key) {
+            let label = str_of(a, &["name", "valueHint", "value_hint"]).unwrap_or("");
+            if let Some(v) = input(a, &var_name(label), &mut scratch) {
+                known.insert(var_name(label), v);
+            }
+        }
+    }
+    for e in arr_of(p, &["environmentVariables", "environment_variables"]) {
+        if let Some(name) = str_of(e, &["name"])
+            && let Some(v) = input(e, name, &mut scratch)
+        {
+            known.insert(var_name(name), v);
+        }
+    }
+    known
 }
 
 fn remote(r: &Value, name: &str) -> Result<Candidate, String> {
@@ -514,7 +546,7 @@ fn remote(r: &Value, name: &str) -> Result<Candidate, String> {
     let mut needs = Vec::new();
     let url = match r.get("variables") {
         Some(vars) => substitute(url, Some(vars), &mut needs),
-        None => template(url, &mut needs),
+        None => template(url, &BTreeMap::new(), &mut needs),
     };
     let headers = headers(arr(r, "headers"), &mut needs);
     Ok(Candidate {
@@ -679,8 +711,9 @@ mod tests {
                 {"type": "sse", "url": "https://example.com/sse"}
             ],
             "packages": [{"registryType": "npm", "identifier": "srv", "version": "1",
-                "transport": {"type": "streamable-http", "url": "http://localhost:{port}/mcp"},
-                "packageArguments": [{"type": "named", "name": "--port", "default": "3000"}]}]
+                "transport": {"type": "streamable-http", "url": "http://{host}:{port}/{path}"},
+                "packageArguments": [{"type": "named", "name": "--port", "default": "3000"}],
+                "environmentVariables": [{"name": "HOST", "value": "localhost"}]}]
         }));
         assert_eq!(c.len(), 2, "{c:?}");
         let Leg::Http { url, headers } = &c[1].entry.leg else {
@@ -692,7 +725,8 @@ mod tests {
         let Leg::Http { url, .. } = &c[0].entry.leg else {
             panic!()
         };
-        assert_eq!(url, "http://localhost:${PORT}/mcp");
+        assert_eq!(url, "http://localhost:3000/${PATH}");
+        assert_eq!(c[0].needs, ["PATH"]);
         assert!(
             c[0].note
                 .as_deref()

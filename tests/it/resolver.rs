@@ -789,3 +789,26 @@ fn one_thread_while_resolving() {
         "{counts:?}"
     );
 }
+
+#[test]
+fn an_unreachable_registry_is_evidence_and_the_next_source_answers() {
+    let w = readme_world(
+        "resolve-offline",
+        json!({"command": "uvx", "args": ["x-mcp"]}),
+    );
+    let (mut t, _stub) = w.serve("resolve-offline");
+    let closed = format!("http://127.0.0.1:{}", crate::support::free_port());
+    t.env("TAI_REGISTRY_URL", &closed);
+    let v = resolve_json(&t, "https://github.com/acme/tool", &[]);
+    assert_eq!(argv(chosen(&v).1), "uvx x-mcp");
+    let ev = v["evidence"].as_array().unwrap();
+    let registry: Vec<&Value> = ev.iter().filter(|e| e["step"] == "registry").collect();
+    assert!(
+        registry.iter().any(|e| e["url"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{closed}/v0.1/servers?search=tool"))
+            && e["outcome"].as_str().unwrap().starts_with("unreachable: ")),
+        "{registry:#?}"
+    );
+}
