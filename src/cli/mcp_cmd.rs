@@ -56,40 +56,7 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             };
             match resolve_github(&ctx, &target, *pick, *json) {
                 Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
-                Ok(r) => {
-                    let mut s = format!(
-                        "{}\n  from: {}\n  runs: {}\n",
-                        r.target,
-                        r.chosen.origin,
-                        r.chosen.shown()
-                    );
-                    for n in r.notes().iter().skip(1) {
-                        s.push_str(&format!("  note: {n}\n"));
-                    }
-                    for (i, c) in r.others.iter().enumerate() {
-                        s.push_str(&format!(
-                            "  also: [{}] {}: {}\n",
-                            i + 2,
-                            c.origin,
-                            c.shown()
-                        ));
-                    }
-                    s.push_str("evidence:\n");
-                    for (i, e) in r.evidence.iter().enumerate() {
-                        s.push_str(&format!(
-                            "  {}. {}: {} → {}\n",
-                            i + 1,
-                            e.step,
-                            e.url,
-                            e.outcome
-                        ));
-                    }
-                    s.push_str(&format!(
-                        "add it with: tai mcp add {url}{}\n",
-                        pick.map_or(String::new(), |n| format!(" --pick {n}"))
-                    ));
-                    Ok(out(&s)?)
-                }
+                Ok(r) => Ok(out(&resolution_text(&r, url, *pick))?),
                 Err(f) if *json => {
                     out(&format!("{:#}\n", json!(f)))?;
                     Err(Failure(format!(
@@ -189,6 +156,35 @@ fn read_source(source: &str) -> Result<String> {
         return std::fs::read_to_string(path).map_err(|e| Failure(format!("{source}: {e}")));
     }
     Ok(source.to_string())
+}
+
+/// `tai mcp resolve` for people: what runs, from where, what it needs, the evidence.
+fn resolution_text(r: &crate::resolver::Resolution, url: &str, pick: Option<usize>) -> String {
+    let mut s = format!(
+        "{}\n  from: {}\n  runs: {}\n",
+        r.target,
+        r.chosen.origin,
+        r.chosen.shown()
+    );
+    for n in r.notes().iter().skip(1) {
+        s.push_str(&format!("  note: {n}\n"));
+    }
+    let pick = pick.unwrap_or(1);
+    let others = (1..).filter(|n| *n != pick).zip(&r.others);
+    for (n, c) in others {
+        s.push_str(&format!("  also: [{n}] {}: {}\n", c.origin, c.shown()));
+    }
+    s.push_str("evidence:\n");
+    for (i, e) in r.evidence.iter().enumerate() {
+        s.push_str(&format!("  {}. {e}\n", i + 1));
+    }
+    let flag = if r.others.is_empty() {
+        String::new()
+    } else {
+        format!(" --pick {pick}")
+    };
+    s.push_str(&format!("add it with: tai mcp add {url}{flag}\n"));
+    s
 }
 
 /// Resolve a GitHub URL, saying on stderr which step is running (a long wait otherwise).

@@ -197,6 +197,12 @@ pub struct Evidence {
     pub outcome: String,
 }
 
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} → {}", self.step, self.url, self.outcome)
+    }
+}
+
 /// A resolved entry with the evidence that led to it.
 #[derive(Debug, serde::Serialize)]
 pub struct Resolution {
@@ -236,7 +242,7 @@ impl std::fmt::Display for Failure {
         let evidence = |f: &mut std::fmt::Formatter<'_>, ev: &[Evidence]| {
             writeln!(f, "evidence:")?;
             for (i, e) in ev.iter().enumerate() {
-                writeln!(f, "  {}. {}: {} → {}", i + 1, e.step, e.url, e.outcome)?;
+                writeln!(f, "  {}. {e}", i + 1)?;
             }
             Ok(())
         };

@@ -401,6 +401,22 @@ fn disagreeing_candidates_fail_with_both_until_one_is_picked() {
     let v = resolve_json(&t, "https://github.com/acme/two", &["--pick", "2"]);
     assert_eq!(argv(chosen(&v).1), "docker run -i --rm acme/two");
     assert_eq!(v["others"].as_array().unwrap().len(), 1);
+    let human = t
+        .run(&[
+            "mcp",
+            "resolve",
+            "https://github.com/acme/two",
+            "--pick",
+            "2",
+        ])
+        .ok()
+        .to_string();
+    assert!(
+        human.contains("runs: docker run -i --rm acme/two")
+            && human.contains("also: [1] README block 1 (json)")
+            && human.contains("add it with: tai mcp add https://github.com/acme/two --pick 2"),
+        "{human}"
+    );
     // a README's ${NAME} references are what the entry needs
     let v = resolve_json(&t, "https://github.com/acme/two", &["--pick", "1"]);
     assert_eq!(v["chosen"]["needs"], json!(["TWO_TOKEN"]));
