@@ -281,11 +281,7 @@ fn one_thread_during_a_turn() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut counts = Vec::new();
-    for _ in 0..8 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        counts.push(crate::support::thread_count(child.id()));
-    }
+    let counts = crate::support::sample_threads(child.id(), 8, 200);
     assert!(child.wait().unwrap().success());
     assert!(
         counts.iter().all(|c| *c <= 1) && counts.contains(&1),

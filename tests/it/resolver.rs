@@ -96,6 +96,11 @@ fn steps(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `tai --yolo mcp add URL`, which must fail; its stderr.
+fn add_fails(t: &Tai, url: &str) -> String {
+    t.run(&["--yolo", "mcp", "add", url]).fails(1).to_string()
+}
+
 fn rows(t: &Tai) -> i64 {
     t.raw_db()
         .query_row("SELECT count(*) FROM mcp_servers", [], |r| r.get(0))
@@ -184,10 +189,7 @@ fn a_registry_hit_with_npm_follows_pages_and_leaves_secrets_as_references() {
     );
     assert!(human.contains("it needs ${WEATHER_KEY}"), "{human}");
     // adding it: the missing secret refuses the spawn with what to do, nothing stored
-    let err = t
-        .run(&["--yolo", "mcp", "add", "https://github.com/acme/weather"])
-        .fails(1)
-        .to_string();
+    let err = add_fails(&t, "https://github.com/acme/weather");
     assert!(
         err.contains("unresolved ${WEATHER_KEY} (export WEATHER_KEY"),
         "{err}"
@@ -432,10 +434,7 @@ fn disagreeing_candidates_fail_with_both_until_one_is_picked() {
         .to_string();
     assert!(err.contains("--pick 3 is out of range"), "{err}");
     // add refuses as well, and stores nothing
-    let err = t
-        .run(&["--yolo", "mcp", "add", "https://github.com/acme/two"])
-        .fails(1)
-        .to_string();
+    let err = add_fails(&t, "https://github.com/acme/two");
     assert!(err.contains("disagree"), "{err}");
     assert_eq!(rows(&t), 0);
 }
@@ -625,10 +624,7 @@ fn add_resolves_shows_the_argv_verifies_and_stores_the_github_source() {
 fn a_failed_live_probe_stores_nothing() {
     let w = readme_world("resolve-probe-fail", json!({"command": "/bin/false"}));
     let (t, _stub) = w.serve("resolve-probe-fail");
-    let err = t
-        .run(&["--yolo", "mcp", "add", "https://github.com/acme/tool"])
-        .fails(1)
-        .to_string();
+    let err = add_fails(&t, "https://github.com/acme/tool");
     assert!(
         err.contains("the live check failed, nothing was stored"),
         "{err}"
@@ -794,11 +790,7 @@ fn one_thread_while_resolving() {
         .spawn()
         .unwrap();
     // nine requests at 150 ms each: sample while tai waits on the network
-    let mut counts = Vec::new();
-    for _ in 0..8 {
-        std::thread::sleep(std::time::Duration::from_millis(120));
-        counts.push(crate::support::thread_count(child.id()));
-    }
+    let counts = crate::support::sample_threads(child.id(), 8, 120);
     assert!(child.wait().unwrap().success());
     assert!(
         counts.iter().all(|c| *c <= 1) && counts.iter().filter(|c| **c == 1).count() >= 4,

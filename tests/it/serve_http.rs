@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Tai, free_port, thread_count};
+use crate::support::{Tai, free_port, sample_threads};
 
 const KEY: &str = "test-key-0123456789";
 
@@ -378,11 +378,7 @@ fn one_thread_for_eight_clients_and_a_slow_one_blocks_nobody() {
             .unwrap()
         })
         .collect();
-    let mut counts = Vec::new();
-    for _ in 0..6 {
-        std::thread::sleep(Duration::from_millis(100));
-        counts.push(thread_count(s.child.id()));
-    }
+    let counts = sample_threads(s.child.id(), 6, 100);
     for mut c in clients {
         assert!(c.wait().unwrap().success());
     }

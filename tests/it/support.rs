@@ -241,6 +241,16 @@ pub fn thread_count(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
+/// `n` samples of a process's thread count, one every `every_ms` (0 once it is gone).
+pub fn sample_threads(pid: u32, n: usize, every_ms: u64) -> Vec<usize> {
+    (0..n)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(every_ms));
+            thread_count(pid)
+        })
+        .collect()
+}
+
 /// Whether `pid` is a process that has not exited (zombies count as exited but unreaped).
 pub fn process_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
