@@ -339,7 +339,11 @@ impl Run<'_> {
             }
             Ok(f) => {
                 let head: String = String::from_utf8_lossy(&f.body).chars().take(120).collect();
-                self.note(step, url, format!("HTTP {}: {}", f.status, head.trim()));
+                let mut outcome = format!("HTTP {}: {}", f.status, head.trim());
+                if matches!(f.status, 403 | 429) && url.starts_with(&self.urls.github_api) {
+                    outcome.push_str(" (GitHub's anonymous rate limit? set GITHUB_TOKEN)");
+                }
+                self.note(step, url, outcome);
                 None
             }
             Err(e) => {
