@@ -1,7 +1,8 @@
 //! `tai-stub-http-fixtures`: canned registry answers and repository files from a folder,
 //! so the GitHub URL resolver is tested offline.
 //!
-//! `--dir DIR` serves `GET /PATH` from `DIR/PATH` (the query is ignored; `..` refused).
+//! `--dir DIR` serves `GET /PATH` from `DIR/PATH` (the query is ignored; `..` refused);
+//! `DIR/PATH.status` (say `403 Forbidden`) answers with that status instead of 200.
 //! When `DIR/registry.json` (an array of `{server, _meta}` items) exists, `GET
 //! /v0.1/servers?search=S&cursor=C` filters it by name substring and pages it
 //! (`--page-size N`, default 2, cursor = offset). `--log FILE` appends one JSON line per
@@ -134,6 +135,9 @@ fn main() {
             continue;
         }
         let file = dir.join(&rel);
+        let status = std::fs::read_to_string(dir.join(format!("{rel}.status")))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "200 OK".into());
         match std::fs::read(&file) {
             Ok(body) if file.is_file() => {
                 let ctype = match file.extension().and_then(|e| e.to_str()) {
@@ -141,7 +145,7 @@ fn main() {
                     Some("html") => "text/html",
                     _ => "text/plain",
                 };
-                respond_bytes(&stream, "200 OK", &[], ctype, &body);
+                respond_bytes(&stream, &status, &[], ctype, &body);
             }
             _ => respond(&stream, "404 Not Found", &[], "text/plain", "not found"),
         }

@@ -442,10 +442,16 @@ fn disagreeing_candidates_fail_with_both_until_one_is_picked() {
 #[test]
 fn nothing_found_lists_every_step_with_its_url_and_outcome() {
     let w = World::new("resolve-none");
-    w.registry(json!([])).file(
-        "raw/acme/rusty/HEAD/Cargo.toml",
-        "[package]\nname = \"rusty-mcp\"\nversion = \"0.1.0\"\n",
-    );
+    w.registry(json!([]))
+        .file(
+            "raw/acme/rusty/HEAD/Cargo.toml",
+            "[package]\nname = \"rusty-mcp\"\nversion = \"0.1.0\"\n",
+        )
+        .file(
+            "api/repos/acme/rusty/readme",
+            r#"{"message": "API rate limit exceeded"}"#,
+        )
+        .file("api/repos/acme/rusty/readme.status", "403 Forbidden");
     let (mut t, stub) = w.serve("resolve-none");
     let token = "ghp_fixture_token_never_printed_0123456789";
     t.env("GITHUB_TOKEN", token);
@@ -505,7 +511,11 @@ fn nothing_found_lists_every_step_with_its_url_and_outcome() {
         "{human}"
     );
     assert!(
-        human.contains("README: ") && human.contains("not found (404)"),
+        human.contains("Glama: ") && human.contains("not found (404)"),
+        "{human}"
+    );
+    assert!(
+        human.contains("HTTP 403: {\"message\": \"API rate limit exceeded\"} (GitHub's anonymous rate limit? set GITHUB_TOKEN)"),
         "{human}"
     );
     assert!(
