@@ -296,26 +296,13 @@ impl McpServer {
             CHAT => self.chat(&args, era, session),
             COMPLETIONS => self.completions(&args),
             _ => {
-                let mut approver = ServeApprover;
-                let config = self.config.clone();
-                let mut ctx = ToolContext {
-                    store: &mut self.store,
-                    config: &config,
-                    approver: &mut approver,
-                    env: &crate::config::process_env,
-                };
-                let out = tools::dispatch(name, &mut ctx, &args)
+                let out = self
+                    .with_tools(|ctx| tools::dispatch(name, ctx, &args))
                     .unwrap_or_else(|| ToolOutput::error("no such tool"));
                 let text = self.store.redact(&out.text).unwrap_or_else(|_| {
                     "(withheld: the result could not be checked for secrets)".into()
                 });
-                let mut ctx = ToolContext {
-                    store: &mut self.store,
-                    config: &config,
-                    approver: &mut approver,
-                    env: &crate::config::process_env,
-                };
-                let (text, _) = crate::agent::spill(&mut ctx, name, text);
+                let (text, _) = self.with_tools(|ctx| crate::agent::spill(ctx, name, text));
                 ToolOutput {
                     text,
                     is_error: out.is_error,
@@ -384,18 +371,9 @@ impl McpServer {
             .remove(&handle)
             .map(|c| c.history)
             .unwrap_or_default();
-        let mut approver = ServeApprover;
-        let config = self.config.clone();
-        let mut ctx = ToolContext {
-            store: &mut self.store,
-            config: &config,
-            approver: &mut approver,
-            env: &crate::config::process_env,
-        };
         let mut ui = Capture::default();
-        let r = agent.run_turn(&mut ctx, tools::arg_str(args, "message"), &mut ui, &|| {
-            false
-        });
+        let message = tools::arg_str(args, "message");
+        let r = self.with_tools(|ctx| agent.run_turn(ctx, message, &mut ui, &|| false));
         self.conversations.insert(
             handle.clone(),
             Conversation {
@@ -414,6 +392,20 @@ impl McpServer {
             }
             Err(e) => ToolOutput::error(e),
         }
+    }
+
+    /// Run `f` with a tool context on the server's store: no user is present, so every
+    /// call is approved (`ServeApprover`); variables come from the process environment.
+    fn with_tools<R>(&mut self, f: impl FnOnce(&mut ToolContext<'_>) -> R) -> R {
+        let mut approver = ServeApprover;
+        let config = self.config.clone();
+        let mut ctx = ToolContext {
+            store: &mut self.store,
+            config: &config,
+            approver: &mut approver,
+            env: &crate::config::process_env,
+        };
+        f(&mut ctx)
     }
 
     /// `completions`: one stateless answer, no tools; roles validated.

@@ -572,36 +572,24 @@ fn a_listen_stream_stays_open_without_blocking_others() {
     let list =
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}})
             .to_string();
-    let (status, _, _) = raw(
-        s.port,
-        "POST",
-        &[
+    let list_status = || {
+        let headers = [
             CT,
             AUTH,
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/list"),
-        ],
-        &list,
-    );
-    assert_eq!(status, 200);
+        ];
+        raw(s.port, "POST", &headers, &list).0
+    };
+    assert_eq!(list_status(), 200);
     sock.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     let still_open = matches!(sock.read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut);
     assert!(still_open, "the listen stream must stay open");
     drop(sock);
-    let (status, _, _) = raw(
-        s.port,
-        "POST",
-        &[
-            CT,
-            AUTH,
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/list"),
-        ],
-        &list,
-    );
     assert_eq!(
-        status, 200,
+        list_status(),
+        200,
         "the server goes on after the client ends its stream"
     );
 }
