@@ -8,6 +8,7 @@
 //!   redaction, spilled records, the hash-chained audit trail, profiles.
 //! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
 //! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
+//! - [`child_env`]: the one place a child process's environment is built (no tai secrets).
 //! - [`term`]: the controlling terminal (hidden input).
 //! - [`entropy`]: random bytes for nonces, salts and ids.
 //!
@@ -18,6 +19,7 @@ pub mod agent;
 pub mod approval;
 pub mod bridge;
 pub mod chat;
+pub mod child_env;
 pub mod cli;
 pub mod clock;
 pub mod config;

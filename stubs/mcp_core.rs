@@ -32,6 +32,12 @@ pub struct Script {
     pub without: Vec<String>,
     pub add_after_call: bool,
     pub crash_once: Option<String>,
+    /// Offer an `env` tool that answers with this process's environment (`K=V` lines),
+    /// then the text of `say_file` (a server echoing back whatever secrets it can see).
+    pub env_tool: bool,
+    pub say_file: Option<String>,
+    /// Record the environment the stub started with in the log (`{"env": {...}}`).
+    pub dump_env: bool,
 }
 
 impl Script {
@@ -65,10 +71,24 @@ impl Script {
                 "--without" => s.without.push(val()),
                 "--add-after-call" => s.add_after_call = true,
                 "--crash-once" => s.crash_once = Some(val()),
+                "--env-tool" => s.env_tool = true,
+                "--say-file" => s.say_file = Some(val()),
+                "--dump-env" => s.dump_env = true,
                 other => die(&format!("unknown flag {other}")),
             }
         }
         s.record(&json!({"pid": std::process::id()}));
+        if s.dump_env {
+            let env: serde_json::Map<String, Value> = std::env::vars_os()
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        Value::String(v.to_string_lossy().into_owned()),
+                    )
+                })
+                .collect();
+            s.record(&json!({ "env": env }));
+        }
         s
     }
 
@@ -131,6 +151,9 @@ pub fn tools(s: &Script, st: &State) -> Vec<Value> {
     ];
     for i in 0..s.filler_tools {
         t.push(json!({"name": format!("tool_{i:03}"), "description": format!("Filler tool {i}"), "inputSchema": {"type": "object"}}));
+    }
+    if s.env_tool {
+        t.push(json!({"name": "env", "description": "Answer with the server's environment", "inputSchema": {"type": "object"}}));
     }
     if s.add_after_call && st.calls > 0 {
         t.push(json!({"name": "late_tool", "description": "Appeared after the first call", "inputSchema": {"type": "object"}}));
@@ -369,6 +392,18 @@ fn call(
                 Action::Crash(3)
             }
         },
+        "env" if s.env_tool => {
+            let mut vars: Vec<String> = std::env::vars_os()
+                .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+                .collect();
+            vars.sort();
+            let mut out = vars.join("\n");
+            if let Some(f) = &s.say_file {
+                out.push('\n');
+                out.push_str(&std::fs::read_to_string(f).unwrap_or_default());
+            }
+            Action::Reply(reply(text(out)))
+        }
         other if other.starts_with("tool_") => Action::Reply(reply(text(format!("{other} ran")))),
         other => Action::Reply(vec![error(
             id,

@@ -81,10 +81,10 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
         }
         McpCmd::List { json } => list(&mut load()?, *json),
         McpCmd::Enable { server } | McpCmd::Disable { server } => {
-            let ctx = load()?;
+            let mut ctx = load()?;
+            ctx.unlock_if_given()?;
             let on = matches!(cmd, McpCmd::Enable { .. });
             store::set_enabled(&ctx.store, server, &ctx.config.profile, on)?;
-            let mut ctx = ctx;
             ctx.store.audit(Event {
                 detail: Some(format!("profile {}", ctx.config.profile)),
                 ..Event::new(
@@ -101,7 +101,8 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
         }
         McpCmd::Remove { server } => {
             let mut ctx = load()?;
-            if store::load(&ctx.store, server)?.is_none() {
+            ctx.unlock_if_given()?;
+            if !store::exists(&ctx.store, server)? {
                 return Err(Failure(format!(
                     "no MCP server named {server:?} (see `tai mcp list`)"
                 )));
@@ -293,7 +294,7 @@ fn add_paste(
 }
 
 fn list(ctx: &mut Context, json: bool) -> Result {
-    ctx.unlock()?;
+    ctx.unlock_if_given()?;
     let items = store::summaries(&ctx.store)?;
     if json {
         return Ok(out(&format!("{:#}\n", json!(items)))?);
@@ -327,24 +328,22 @@ fn list(ctx: &mut Context, json: bool) -> Result {
 }
 
 fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
-    ctx.unlock()?;
+    ctx.unlock_if_given()?;
+    let stored = store::list_public(&ctx.store)?;
     let servers: Vec<String> = match server {
         Some(s) => {
-            if store::load(&ctx.store, s)?.is_none() {
+            if !stored.iter().any(|r| r.entry.name == s) {
                 return Err(Failure(format!(
                     "no MCP server named {s:?} (see `tai mcp list`)"
                 )));
             }
             vec![s.to_string()]
         }
-        None => store::list(&ctx.store)?
-            .into_iter()
-            .map(|r| r.entry.name)
-            .collect(),
+        None => stored.iter().map(|r| r.entry.name.clone()).collect(),
     };
     let mut all = Vec::new();
     for s in &servers {
-        let entry = store::load(&ctx.store, s)?.map(|r| r.entry);
+        let entry = stored.iter().find(|r| r.entry.name == *s).map(|r| &r.entry);
         for t in store::tools(&ctx.store, s)? {
             let ok = entry.as_ref().is_some_and(|e| store::allowed(e, &t.name));
             all.push((s.clone(), t, ok));

@@ -116,6 +116,7 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
         .or_else(|| config::process_env("TAI_MCP_BIND"))
         .unwrap_or_else(|| "127.0.0.1".into());
     ctx.unlock()?;
+    ctx.store.remember("server-key", &key);
     let listener = std::net::TcpListener::bind((bind.as_str(), port)).map_err(|e| {
         Failure(format!(
             "cannot listen on {bind}:{port}: {e} (choose another with --mcp-port)"
@@ -152,7 +153,18 @@ impl Context {
         let paths = Paths::from_env(&config::process_env).map_err(Failure)?;
         let file =
             config::read_file(&paths.config).map_err(|e| Failure(format!("config error: {e}")))?;
-        let store = Store::open(&paths.home.join("vault.db"))?;
+        let mut store = Store::open(&paths.home.join("vault.db"))?;
+        // tai's own secrets from the environment join the redaction set on every path.
+        for (name, var) in [
+            ("api-key", "TAI_API_KEY"),
+            ("server-key", "TAI_MCP_KEY"),
+            ("vault-passphrase", "TAI_VAULT_PASSPHRASE"),
+            ("github-token", "GITHUB_TOKEN"),
+        ] {
+            if let Some(value) = config::process_env(var) {
+                store.remember(name, &value);
+            }
+        }
         let current = store.meta_text("current_profile")?;
         let rows = store.profiles()?;
         let flags = FlagSettings {
@@ -186,6 +198,16 @@ impl Context {
         };
         Ok(self.store.unlock(&passphrase)?)
     }
+
+    /// Unlock only when `TAI_VAULT_PASSPHRASE` is given: for commands that work on a
+    /// sealed vault without it (listing, enabling, removing servers) but key their audit
+    /// rows when they can.
+    pub fn unlock_if_given(&mut self) -> Result {
+        match config::process_env("TAI_VAULT_PASSPHRASE") {
+            Some(p) if self.store.is_sealed()? => Ok(self.store.unlock(&p)?),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn status(ctx: &Context, json: bool) -> Result {
@@ -197,7 +219,8 @@ fn status(ctx: &Context, json: bool) -> Result {
         let v = serde_json::json!({
             "version": VERSION,
             "config": c,
-            "vault": { "path": c.vault_path, "schema_version": version, "sealed": sealed, "secrets": secrets },
+            "vault": { "path": c.vault_path, "schema_version": version, "sealed": sealed, "secrets": secrets,
+                       "seal_covers": if sealed { Some(vault::SEAL_COVERS) } else { None } },
         });
         return Ok(out(&format!("{v:#}\n"))?);
     }
@@ -211,7 +234,7 @@ fn status(ctx: &Context, json: bool) -> Result {
         config::ApiKeySource::Secret(name) => format!("vault secret {name:?}"),
     };
     let text = format!(
-        "tai {VERSION}\nconfig    {}{}\nvault     {} (schema v{version}, {}, {secrets} secret{})\nprofile   {}\nendpoint  {}\nmodel     {model}\napi key   {key}\n",
+        "tai {VERSION}\nconfig    {}{}\nvault     {} (schema v{version}, {}, {secrets} secret{})\nsealed    {}\nprofile   {}\nendpoint  {}\nmodel     {model}\napi key   {key}\n",
         c.config_path.display(),
         if c.config_file_exists {
             ""
@@ -221,6 +244,11 @@ fn status(ctx: &Context, json: bool) -> Result {
         c.vault_path.display(),
         if sealed { "sealed" } else { "unsealed" },
         if secrets == 1 { "" } else { "s" },
+        if sealed {
+            vault::SEAL_COVERS
+        } else {
+            "nothing: values are stored in plain text (`tai vault seal` encrypts them)"
+        },
         c.profile,
         c.base_url,
     );

@@ -6,7 +6,8 @@ use super::args::VaultCmd;
 use super::render::{iso8601, out, table};
 use super::{Context, Failure, Result};
 use crate::config::process_env;
-use crate::vault::audit::{self, Event};
+use crate::vault::audit::{Event, Verdict};
+use crate::vault::redact::{MIN_SECRET_CHARS, too_short};
 use crate::vault::seal::KdfParams;
 
 pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
@@ -14,6 +15,11 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
         VaultCmd::SecretSet { name } => {
             ctx.unlock()?;
             let value = read_secret_value(name)?;
+            if too_short(&value) {
+                eprintln!(
+                    "tai: warning: the value of {name} is shorter than {MIN_SECRET_CHARS} characters, so it is not redacted from output (a short value would scrub ordinary words); a real credential is longer"
+                );
+            }
             ctx.store.secret_set(name, &value)?;
             ctx.store.audit(Event::new("secret", name, "set"))?;
             out(&format!("stored secret {name}\n"))?;
@@ -40,7 +46,7 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
             let passphrase = new_passphrase()?;
             ctx.store.seal(&passphrase, KdfParams::DEFAULT)?;
             ctx.store.audit(Event::new("vault", "seal", "sealed"))?;
-            out("vault sealed: secret values and server headers are encrypted at rest\n")?;
+            out(&format!("vault sealed: {}\n", crate::vault::SEAL_COVERS))?;
             Ok(())
         }
         VaultCmd::Unseal => {
@@ -82,15 +88,35 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
 
 fn audit_cmd(ctx: &Context, limit: Option<usize>, json: bool, verify: bool) -> Result {
     if verify {
-        let rows = ctx.store.audit_rows(None)?;
-        return match audit::first_break(&rows) {
-            None => Ok(out(&format!(
-                "audit trail intact: {} rows, hash chain verified\n",
-                rows.len()
-            ))?),
-            Some(id) => Err(Failure(format!(
-                "audit trail broken at row {id}: that row or the one before it was edited or removed"
+        return match ctx.store.audit_verify()? {
+            Verdict::Intact {
+                rows,
+                keyed,
+                unkeyed_tail,
+                headless,
+            } => {
+                let mut text =
+                    format!("audit trail intact: {rows} rows, chain and head verified\n");
+                if keyed {
+                    text.push_str("the chain is keyed with a key derived from the sealed key: nobody holding only the file can rewrite it unnoticed\n");
+                } else {
+                    text.push_str("the vault is not sealed, so the chain's key is public: it detects edits and removed rows, not a forger who has the file (`tai vault seal` keys it)\n");
+                }
+                if unkeyed_tail > 0 {
+                    text.push_str(&format!("the newest {unkeyed_tail} rows were appended while the vault was locked: chained, not keyed\n"));
+                }
+                if headless {
+                    text.push_str("the trail has no authenticated head yet (written by an older tai): removal of its newest rows cannot be checked\n");
+                }
+                Ok(out(&text)?)
+            }
+            Verdict::BrokenAt(id) => Err(Failure(format!(
+                "audit trail broken at row {id}: that row was edited or inserted, or the one before it removed"
             ))),
+            Verdict::Truncated { head, found } => Err(Failure(format!(
+                "audit trail truncated: its authenticated head covers {head} rows but {found} remain; the newest rows were removed"
+            ))),
+            Verdict::BadHead(why) => Err(Failure(format!("audit trail not authentic: {why}"))),
         };
     }
     let rows = ctx.store.audit_rows(Some(limit.unwrap_or(50)))?;

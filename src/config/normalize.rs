@@ -38,6 +38,9 @@ pub struct Entry {
     pub deny: Vec<String>,
     /// TOML `enabled` (and JSON `disabled`): the registering profile's enablement.
     pub enabled: Option<bool>,
+    /// `env_vars`: names of tai's environment passed through to a stdio server beside the
+    /// base allowlist (see `child_env`); shown at consent.
+    pub env_vars: Vec<String>,
 }
 
 /// What was pasted.
@@ -242,6 +245,7 @@ fn entry(name: String, leg: Leg) -> Entry {
         allow: None,
         deny: Vec::new(),
         enabled: None,
+        env_vars: Vec::new(),
     }
 }
 
@@ -422,6 +426,7 @@ fn json_entry(
             "enabled" => e.enabled = v.as_bool(),
             "enabled_tools" | "allowedTools" => e.allow = Some(str_list(v)),
             "disabled_tools" => e.deny = str_list(v),
+            "env_vars" => e.env_vars = str_list(v),
             "envFile" => notes.push(format!(
                 "{label}: \"envFile\" is not read; put the variables in \"env\", or in the vault (`tai vault secret set NAME`) and refer to them as ${{NAME}}"
             )),
@@ -509,18 +514,6 @@ fn toml_doc(t: &str) -> Result<Normalized, NormalizeError> {
 
 fn toml_entry(name: &str, v: &Value, notes: &mut Vec<String>) -> Result<Entry, String> {
     let mut o = v.as_object().cloned().unwrap_or_default();
-    // env_vars: names passed through from tai's environment → env NAME = ${NAME}
-    if let Some(vars) = o.remove("env_vars") {
-        let env = o
-            .entry("env")
-            .or_insert_with(|| Value::Object(Default::default()));
-        for var in str_list(&vars) {
-            if let Some(m) = env.as_object_mut() {
-                m.entry(var.clone())
-                    .or_insert(Value::String(format!("${{{var}}}")));
-            }
-        }
-    }
     let mut headers = serde_json::Map::new();
     if let Some(Value::Object(h)) = o.remove("http_headers") {
         headers.extend(h);
@@ -691,14 +684,12 @@ protocol = "2026-07-28"
             Leg::Stdio {
                 command: "npx".into(),
                 args: vec!["-y".into(), "mcp-docs".into()],
-                env: [
-                    ("DOCS_TOKEN".to_string(), "abc".to_string()),
-                    ("HOME_DIR".to_string(), "${HOME_DIR}".to_string())
-                ]
-                .into(),
+                env: [("DOCS_TOKEN".to_string(), "abc".to_string())].into(),
                 cwd: Some("/srv/docs".into()),
             }
         );
+        // env_vars is a passthrough list, not an env value
+        assert_eq!(docs.env_vars, ["HOME_DIR"]);
         assert_eq!(
             (docs.enabled, docs.allow.clone(), docs.deny.clone()),
             (

@@ -667,6 +667,7 @@ mod tests {
             ],
             env: vec![("TOKEN".into(), "secret".into())],
             cwd: None,
+            ..StdioSpec::default()
         });
         assert_eq!(s.describe(), r"npx -y @scope/pkg@1.2 'two words' 'it'\''s'");
         let h = ServerSpec::Http(HttpSpec {

@@ -41,6 +41,7 @@ pub fn parse(text: &str) -> Result<(ServerSpec, EraChoice), String> {
             args: words,
             env: Vec::new(),
             cwd: None,
+            ..StdioSpec::default()
         }),
         EraChoice::Auto,
     ))
@@ -118,6 +119,15 @@ fn from_json(v: &Value) -> Result<(ServerSpec, EraChoice), String> {
             args,
             env: strings("env")?,
             cwd,
+            env_vars: obj
+                .get("env_vars")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            withheld_values: Vec::new(),
         }),
         protocol,
     ))

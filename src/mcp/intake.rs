@@ -42,6 +42,12 @@ impl Resolved {
                 let names: Vec<&str> = st.env.iter().map(|(k, _)| k.as_str()).collect();
                 s.push_str(&format!("\n  env: {}", names.join(", ")));
             }
+            if !st.env_vars.is_empty() {
+                s.push_str(&format!(
+                    "\n  passed through from your environment: {}",
+                    st.env_vars.join(", ")
+                ));
+            }
             if let Some(cwd) = &st.cwd {
                 s.push_str(&format!("\n  cwd: {}", cwd.display()));
             }
@@ -52,8 +58,11 @@ impl Resolved {
     /// What consent covers: a hash of everything that decides what runs.
     pub fn consent_hash(&self) -> String {
         let canonical = match &self.spec {
-            ServerSpec::Stdio(s) => {
+            ServerSpec::Stdio(s) if s.env_vars.is_empty() => {
                 serde_json::json!({"command": s.command, "args": s.args, "env": s.env, "cwd": s.cwd})
+            }
+            ServerSpec::Stdio(s) => {
+                serde_json::json!({"command": s.command, "args": s.args, "env": s.env, "cwd": s.cwd, "env_vars": s.env_vars})
             }
             ServerSpec::Http(h) => serde_json::json!({"url": h.url, "headers": h.headers}),
         };
@@ -104,6 +113,8 @@ pub fn resolve(
             args: args.iter().map(|a| one(a)).collect(),
             env: env.iter().map(|(k, v)| (k.clone(), one(v))).collect(),
             cwd: cwd.as_deref().map(|c| one(c).into()),
+            env_vars: entry.env_vars.clone(),
+            withheld_values: store.secret_values(),
         }),
         Leg::Http { url, headers } => ServerSpec::Http(HttpSpec {
             url: one(url),

@@ -29,13 +29,18 @@ const STDERR_KEEP: usize = 64 * 1024;
 const SHUTDOWN_STEP: Duration = Duration::from_millis(1500);
 
 /// What to run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StdioSpec {
     pub command: String,
     pub args: Vec<String>,
-    /// Added to tai's own environment.
+    /// The entry's own variables; the child's whole environment is built from these by
+    /// `crate::child_env` (`StdioSpec::environment`).
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    /// Names passed through from tai's environment beside the base allowlist.
+    pub env_vars: Vec<String>,
+    /// Known secret values: a variable holding one is never passed through.
+    pub withheld_values: Vec<String>,
 }
 
 pub struct McpStdioTransport {
@@ -74,7 +79,8 @@ impl McpStdioTransport {
     pub fn spawn(spec: &StdioSpec) -> Result<McpStdioTransport> {
         let mut cmd = Command::new(&spec.command);
         cmd.args(&spec.args)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .env_clear()
+            .envs(spec.environment())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,6 +1,7 @@
 //! The MCP tables of the vault: servers, per-profile enablement, listed tools and pins.
 //!
-//! Every multi-row change is one transaction; `headers_json` goes through the seal; a
+//! Every multi-row change is one transaction; `env_json` and `headers_json` go through
+//! the seal (listing, enabling and removing need neither them nor the passphrase); a
 //! server's `protocol` choice and the hash of its consented argv live in `meta`
 //! (`mcp.protocol.NAME`, `mcp.consent.NAME`) beside the contract's columns.
 
@@ -95,7 +96,10 @@ pub fn save(
             "stdio",
             Some(command.clone()),
             Some(serde_json::to_string(args).unwrap_or_default()),
-            Some(serde_json::to_string(env).unwrap_or_default()),
+            Some(store.seal_value(
+                &format!("env:{name}"),
+                &serde_json::to_string(env).unwrap_or_default(),
+            )?),
             cwd.clone(),
             None,
             None,
@@ -118,6 +122,7 @@ pub fn save(
         .as_ref()
         .map(|a| serde_json::to_string(a).unwrap_or_default());
     let deny = serde_json::to_string(&entry.deny).unwrap_or_default();
+    let env_vars = serde_json::to_string(&entry.env_vars).unwrap_or_default();
     let now = now_ms();
     let tx = store
         .conn_mut()
@@ -138,13 +143,14 @@ pub fn save(
     tx.execute(
         // An upsert, not REPLACE: the row is updated in place, so its profile rows stay.
         "INSERT INTO mcp_servers(name, transport, command, args_json, env_json, url, headers_json, cwd,
-             allow_json, deny_json, source, created, updated)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             allow_json, deny_json, source, created, updated, env_vars_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT(name) DO UPDATE SET transport = excluded.transport, command = excluded.command,
              args_json = excluded.args_json, env_json = excluded.env_json, url = excluded.url,
              headers_json = excluded.headers_json, cwd = excluded.cwd, allow_json = excluded.allow_json,
-             deny_json = excluded.deny_json, source = excluded.source, updated = excluded.updated",
-        params![name, transport, command, args, env, url, headers, cwd, allow, deny, source, created.unwrap_or(now), now],
+             deny_json = excluded.deny_json, source = excluded.source, updated = excluded.updated,
+             env_vars_json = excluded.env_vars_json",
+        params![name, transport, command, args, env, url, headers, cwd, allow, deny, source, created.unwrap_or(now), now, env_vars],
     )
     .map_err(sql("storing a server"))?;
     for t in tools {
@@ -178,7 +184,9 @@ pub fn save(
         )
         .map_err(sql("storing enablement"))?;
     }
-    tx.commit().map_err(sql("storing a server"))
+    tx.commit().map_err(sql("storing a server"))?;
+    store.redaction_changed(); // its literal env and header values are secrets too
+    Ok(())
 }
 
 /// Remove a server, its profile rows, tools, pins and meta keys in one transaction.
@@ -208,19 +216,18 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
         params![approved.len() as i64, approved],
     )
     .map_err(sql("removing a server"))?;
-    tx.commit().map_err(sql("removing a server"))
+    tx.commit().map_err(sql("removing a server"))?;
+    store.redaction_changed();
+    Ok(())
 }
 
-fn read_entry(
-    r: &rusqlite::Row<'_>,
-) -> rusqlite::Result<(String, Entry, SqlValue, String, i64, i64)> {
+/// A row as read: the entry without its sealable values, which follow as stored.
+type RawRow = (String, Entry, SqlValue, String, i64, i64, SqlValue);
+
+fn read_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     let name: String = r.get(0)?;
     let transport: String = r.get(1)?;
     let list = |s: Option<String>| -> Vec<String> {
-        s.and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default()
-    };
-    let map = |s: Option<String>| -> BTreeMap<String, String> {
         s.and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default()
     };
@@ -233,7 +240,7 @@ fn read_entry(
         Leg::Stdio {
             command: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
             args: list(r.get(3)?),
-            env: map(r.get(4)?),
+            env: BTreeMap::new(), // opened from the seal in `finish`
             cwd: r.get(7)?,
         }
     };
@@ -245,15 +252,34 @@ fn read_entry(
         allow: allow.and_then(|j| serde_json::from_str(&j).ok()),
         deny: list(r.get(9)?),
         enabled: None,
+        env_vars: list(r.get(13)?),
     };
-    Ok((name, entry, r.get(6)?, r.get(10)?, r.get(11)?, r.get(12)?))
+    Ok((
+        name,
+        entry,
+        r.get(6)?,
+        r.get(10)?,
+        r.get(11)?,
+        r.get(12)?,
+        r.get(4)?,
+    ))
 }
 
-const COLUMNS: &str = "name, transport, command, args_json, env_json, url, headers_json, cwd, allow_json, deny_json, source, created, updated";
+const COLUMNS: &str = "name, transport, command, args_json, env_json, url, headers_json, cwd, allow_json, deny_json, source, created, updated, env_vars_json";
 
-/// Every stored server, by name. Header values are opened from the seal (the vault must be
-/// unlocked when sealed and a server has headers).
+/// Every stored server, by name. Env and header values are opened from the seal (the
+/// vault must be unlocked when sealed).
 pub fn list(store: &Store) -> vault::Result<Vec<ServerRow>> {
+    list_rows(store, true)
+}
+
+/// Every stored server without its env and header values: names, commands, URLs,
+/// profiles, tool lists. Works on a sealed vault without the passphrase.
+pub fn list_public(store: &Store) -> vault::Result<Vec<ServerRow>> {
+    list_rows(store, false)
+}
+
+fn list_rows(store: &Store, open: bool) -> vault::Result<Vec<ServerRow>> {
     let mut st = store
         .conn()
         .prepare(&format!("SELECT {COLUMNS} FROM mcp_servers ORDER BY name"))
@@ -264,7 +290,22 @@ pub fn list(store: &Store) -> vault::Result<Vec<ServerRow>> {
     let rows: Vec<_> = rows
         .collect::<rusqlite::Result<_>>()
         .map_err(sql("listing servers"))?;
-    rows.into_iter().map(|row| finish(store, row)).collect()
+    rows.into_iter()
+        .map(|row| finish(store, row, open))
+        .collect()
+}
+
+/// Whether a server of that name is stored (needs no passphrase).
+pub fn exists(store: &Store, name: &str) -> vault::Result<bool> {
+    store
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM mcp_servers WHERE name = ?1",
+            [name],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(sql("reading a server"))
 }
 
 pub fn load(store: &Store, name: &str) -> vault::Result<Option<ServerRow>> {
@@ -277,25 +318,24 @@ pub fn load(store: &Store, name: &str) -> vault::Result<Option<ServerRow>> {
         )
         .optional()
         .map_err(sql("reading a server"))?;
-    row.map(|r| finish(store, r)).transpose()
+    row.map(|r| finish(store, r, true)).transpose()
 }
 
 fn finish(
     store: &Store,
-    (name, mut entry, headers, source, created, updated): (
-        String,
-        Entry,
-        SqlValue,
-        String,
-        i64,
-        i64,
-    ),
+    (name, mut entry, headers, source, created, updated, env): RawRow,
+    open: bool,
 ) -> vault::Result<ServerRow> {
-    if let Leg::Http { headers: h, .. } = &mut entry.leg
-        && !matches!(headers, SqlValue::Null)
-    {
-        let text = store.open_value(&format!("headers:{name}"), headers)?;
-        *h = serde_json::from_str(&text).unwrap_or_default();
+    match &mut entry.leg {
+        Leg::Http { headers: h, .. } if open && !matches!(headers, SqlValue::Null) => {
+            let text = store.open_value(&format!("headers:{name}"), headers)?;
+            *h = serde_json::from_str(&text).unwrap_or_default();
+        }
+        Leg::Stdio { env: e, .. } if open && !matches!(env, SqlValue::Null) => {
+            let text = store.open_value(&format!("env:{name}"), env)?;
+            *e = serde_json::from_str(&text).unwrap_or_default();
+        }
+        _ => {}
     }
     entry.protocol = store
         .meta_text(&protocol_key(&name))?
@@ -334,7 +374,7 @@ pub struct ServerSummary {
 /// Every stored server with its enablement and tool counts.
 pub fn summaries(store: &Store) -> vault::Result<Vec<ServerSummary>> {
     let mut out = Vec::new();
-    for r in list(store)? {
+    for r in list_public(store)? {
         let name = r.entry.name;
         let tools = tools(store, &name)?;
         out.push(ServerSummary {
@@ -379,7 +419,7 @@ pub fn is_enabled(store: &Store, server: &str, profile: &str) -> vault::Result<b
 }
 
 pub fn set_enabled(store: &Store, server: &str, profile: &str, on: bool) -> vault::Result<()> {
-    if load(store, server)?.is_none() {
+    if !exists(store, server)? {
         return Err(vault::Error::NotFound(format!(
             "no MCP server named {server:?} (see `tai mcp list`)"
         )));

@@ -328,6 +328,9 @@ impl McpServer {
                 self.store.secret_get(n).map_err(|e| e.to_string())?
             }
         };
+        if let Some(k) = &key {
+            self.store.remember("api-key", k);
+        }
         Ok(ChatClient::new(
             &self.config.base_url,
             &model,

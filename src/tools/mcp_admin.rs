@@ -187,9 +187,9 @@ impl NativeTool for McpRemove {
 
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
         let server = arg_str(args, "server");
-        match store::load(ctx.store, server) {
-            Ok(Some(_)) => {}
-            Ok(None) => return ToolOutput::error(format!("no MCP server named {server:?}")),
+        match store::exists(ctx.store, server) {
+            Ok(true) => {}
+            Ok(false) => return ToolOutput::error(format!("no MCP server named {server:?}")),
             Err(e) => return ToolOutput::error(e.to_string()),
         }
         let what =
@@ -221,16 +221,17 @@ impl NativeTool for McpTools {
     }
 
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+        let stored = match store::list_public(ctx.store) {
+            Ok(rows) => rows,
+            Err(e) => return ToolOutput::error(e.to_string()),
+        };
         let servers = match args.get("server").and_then(Value::as_str) {
             Some(s) => vec![s.to_string()],
-            None => match store::list(ctx.store) {
-                Ok(rows) => rows.into_iter().map(|r| r.entry.name).collect(),
-                Err(e) => return ToolOutput::error(e.to_string()),
-            },
+            None => stored.iter().map(|r| r.entry.name.clone()).collect(),
         };
         let mut out = Vec::new();
         for s in servers {
-            let entry = store::load(ctx.store, &s).ok().flatten().map(|r| r.entry);
+            let entry = stored.iter().find(|r| r.entry.name == s).map(|r| &r.entry);
             match store::tools(ctx.store, &s) {
                 Ok(ts) => out.extend(ts.into_iter().map(|t| {
                     let allowed = entry.as_ref().is_some_and(|e| store::allowed(e, &t.name));

@@ -62,11 +62,19 @@ fn keep(buf: &mut Vec<u8>, data: &[u8], dropped: &mut usize) {
     *dropped += data.len().saturating_sub(room);
 }
 
-/// Run `sh -c command` with a deadline, reading both streams as they come.
-pub fn run(command: &str, cwd: Option<&str>, timeout: Duration) -> Result<Captured, String> {
+/// Run `sh -c command` with a deadline, reading both streams as they come. `env` is the
+/// child's whole environment (`crate::child_env::for_shell`).
+pub fn run(
+    command: &str,
+    cwd: Option<&str>,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Captured, String> {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(command)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -137,6 +145,13 @@ pub fn run(command: &str, cwd: Option<&str>, timeout: Duration) -> Result<Captur
     })
 }
 
+/// The user's environment minus tai's secrets and any variable holding a known secret.
+fn child_env(ctx: &ToolContext<'_>) -> Vec<(String, String)> {
+    let values = ctx.store.secret_values();
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    crate::child_env::for_shell(&crate::child_env::parent(), &values)
+}
+
 impl NativeTool for Shell {
     fn def(&self) -> ToolDef {
         ToolDef {
@@ -149,7 +164,7 @@ impl NativeTool for Shell {
         }
     }
 
-    fn run(&self, _ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
+    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
         let secs = args
             .get("timeout")
             .and_then(Value::as_u64)
@@ -159,6 +174,7 @@ impl NativeTool for Shell {
             arg_str(args, "command"),
             args.get("cwd").and_then(Value::as_str),
             Duration::from_secs(secs),
+            &child_env(ctx),
         ) {
             Ok(c) => c,
             Err(e) => return ToolOutput::error(e),
@@ -228,10 +244,12 @@ mod tests {
 
     #[test]
     fn capture_timeout_and_cap() {
+        let env = crate::child_env::parent();
         let c = run(
             "echo out; echo err >&2; exit 3",
             None,
             Duration::from_secs(5),
+            &env,
         )
         .unwrap();
         assert_eq!(
@@ -239,9 +257,15 @@ mod tests {
             (Some(3), "out\n", "err\n", false)
         );
         let t0 = Instant::now();
-        let c = run("sleep 5", None, Duration::from_millis(300)).unwrap();
+        let c = run("sleep 5", None, Duration::from_millis(300), &env).unwrap();
         assert!(c.timed_out && t0.elapsed() < Duration::from_secs(3));
-        let c = run("head -c 300000 /dev/zero", None, Duration::from_secs(5)).unwrap();
+        let c = run(
+            "head -c 300000 /dev/zero",
+            None,
+            Duration::from_secs(5),
+            &env,
+        )
+        .unwrap();
         assert_eq!(
             (c.stdout.len(), c.dropped),
             (OUTPUT_CAP, 300_000 - OUTPUT_CAP)

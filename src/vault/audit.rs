@@ -1,7 +1,27 @@
-//! The audit trail's rows and their hash chain (pure; the store appends and reads).
+//! The audit trail's rows, their keyed chain and its authenticated head (pure; the store
+//! appends and reads).
+//!
+//! Each row's hash is an HMAC-SHA256 over the previous row's hash and every field. While
+//! the seal is on, the key is derived from the sealed key (`SealKey::audit_key`), so
+//! nobody holding only the file can recompute the chain. Without the seal the key is a
+//! public constant: the chain then detects edits, not a forger who has the file. The
+//! chain's head (the last row's id and hash) is kept in `meta`, MACed with the same key,
+//! so removing the newest rows is detected too. Rows appended while a sealed vault was
+//! locked are chained with the public key and leave the head alone; `verify` reports
+//! them. Rows from before the keyed chain (v1: plain SHA-256) verify as such, and only
+//! before every keyed row.
 
+use hmac::{Hmac, KeyInit, Mac};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+/// The key of an unsealed vault's chain: public, so it detects edits, not forgers.
+pub const PUBLIC_KEY: &[u8] = b"tai audit chain: public key (the vault is not sealed)";
+
+/// How a row was chained (the `chain` column).
+pub const CHAIN_LEGACY: i64 = 0;
+pub const CHAIN_PUBLIC: i64 = 1;
+pub const CHAIN_SEALED: i64 = 2;
 
 /// One audit event as the caller describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -35,18 +55,35 @@ pub struct Row {
     #[serde(flatten)]
     pub event: Event,
     pub hash: String,
+    /// `CHAIN_LEGACY`, `CHAIN_PUBLIC` or `CHAIN_SEALED`.
+    pub chain: i64,
 }
 
-/// The hash of a row: sha256 over the previous row's hash and every field, each field
-/// tagged and length-prefixed so no two different rows encode alike.
-pub fn chain_hash(prev: &str, id: i64, time: i64, e: &Event) -> String {
-    let mut h = Sha256::new();
+/// HMAC-SHA256 of `parts` under `key`.
+pub fn mac_bytes(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    // HMAC takes a key of any length, so this never fails; were it to, the key still
+    // decides the result.
+    let Ok(mut m) = <Hmac<Sha256> as KeyInit>::new_from_slice(key) else {
+        let mut h = Sha256::new();
+        h.update(key);
+        parts.iter().for_each(|p| h.update(p));
+        return h.finalize().into();
+    };
+    for p in parts {
+        m.update(p);
+    }
+    m.finalize().into_bytes().into()
+}
+
+/// Every field of a row, tagged and length-prefixed so no two different rows encode alike.
+fn encode(prev: &str, id: i64, time: i64, e: &Event) -> Vec<u8> {
+    let mut h = Vec::new();
     let mut field = |bytes: Option<&[u8]>| match bytes {
-        None => h.update([0u8]),
+        None => h.push(0u8),
         Some(b) => {
-            h.update([1u8]);
-            h.update((b.len() as u64).to_le_bytes());
-            h.update(b);
+            h.push(1u8);
+            h.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            h.extend_from_slice(b);
         }
     };
     let num = |v: Option<i64>| v.map(i64::to_le_bytes);
@@ -60,19 +97,161 @@ pub fn chain_hash(prev: &str, id: i64, time: i64, e: &Event) -> String {
     field(num(e.duration_ms).as_ref().map(|b| &b[..]));
     field(num(e.size).as_ref().map(|b| &b[..]));
     field(e.detail.as_deref().map(str::as_bytes));
-    crate::entropy::hex(&h.finalize())
+    h
 }
 
-/// Check a chain read in id order: the id of the first row whose hash does not follow.
-pub fn first_break(rows: &[Row]) -> Option<i64> {
-    let mut prev = String::new();
-    for r in rows {
-        if chain_hash(&prev, r.id, r.time, &r.event) != r.hash {
-            return Some(r.id);
+/// The v1 (unkeyed) hash of a row: sha256 over the previous hash and every field.
+pub fn chain_hash(prev: &str, id: i64, time: i64, e: &Event) -> String {
+    crate::entropy::hex(&Sha256::digest(encode(prev, id, time, e)))
+}
+
+/// The keyed hash of a row chained with `chain` under `key`.
+pub fn link(key: &[u8], chain: i64, prev: &str, id: i64, time: i64, e: &Event) -> String {
+    let body = encode(prev, id, time, e);
+    crate::entropy::hex(&mac_bytes(key, &[&chain.to_le_bytes(), &body]))
+}
+
+/// The chain's head: the last covered row's id and hash, MACed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub count: i64,
+    pub last: String,
+    pub mac: String,
+}
+
+impl Head {
+    pub fn new(key: &[u8], count: i64, last: &str) -> Head {
+        Head {
+            count,
+            last: last.into(),
+            mac: head_mac(key, count, last),
         }
+    }
+
+    pub fn encode(&self) -> String {
+        format!("v1:{}:{}:{}", self.count, self.last, self.mac)
+    }
+
+    pub fn decode(text: &str) -> Option<Head> {
+        let mut parts = text.split(':');
+        let (Some("v1"), Some(count), Some(last), Some(mac), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return None;
+        };
+        Some(Head {
+            count: count.parse().ok()?,
+            last: last.into(),
+            mac: mac.into(),
+        })
+    }
+
+    fn authentic(&self, key: &[u8]) -> bool {
+        head_mac(key, self.count, &self.last) == self.mac
+    }
+}
+
+fn head_mac(key: &[u8], count: i64, last: &str) -> String {
+    crate::entropy::hex(&mac_bytes(
+        key,
+        &[b"head", &count.to_le_bytes(), last.as_bytes()],
+    ))
+}
+
+/// What `verify` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every row follows; `unkeyed_tail` rows at the end were appended while the sealed
+    /// vault was locked (chained, not keyed).
+    Intact {
+        rows: usize,
+        keyed: bool,
+        unkeyed_tail: usize,
+        /// No head yet: a trail written only by an older tai.
+        headless: bool,
+    },
+    /// The first row that does not follow (edited, inserted, or after a removed row).
+    BrokenAt(i64),
+    /// The head names more rows than there are: the newest rows were removed.
+    Truncated { head: i64, found: i64 },
+    /// The head is missing, forged, or the chain does not end where it says.
+    BadHead(String),
+}
+
+/// Check a trail read in id order against its head. `sealed_key` is the sealed audit key
+/// when the seal is on (the caller has unlocked), `None` when the vault is not sealed.
+pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> Verdict {
+    let mut prev = String::new();
+    let mut seen_keyed = false;
+    for (i, r) in rows.iter().enumerate() {
+        let expected = match r.chain {
+            CHAIN_LEGACY if !seen_keyed => chain_hash(&prev, r.id, r.time, &r.event),
+            CHAIN_PUBLIC => link(PUBLIC_KEY, r.chain, &prev, r.id, r.time, &r.event),
+            CHAIN_SEALED => match sealed_key {
+                Some(k) => link(k, r.chain, &prev, r.id, r.time, &r.event),
+                None => return Verdict::BrokenAt(r.id), // keyed rows in an unsealed vault
+            },
+            _ => return Verdict::BrokenAt(r.id),
+        };
+        if r.id != i as i64 + 1 || expected != r.hash {
+            return Verdict::BrokenAt(r.id);
+        }
+        seen_keyed |= r.chain != CHAIN_LEGACY;
         prev.clone_from(&r.hash);
     }
-    None
+    let found = rows.len() as i64;
+    let Some(head) = head else {
+        return if seen_keyed {
+            Verdict::BadHead("the chain's head is missing from the vault".into())
+        } else {
+            Verdict::Intact {
+                rows: rows.len(),
+                keyed: false,
+                unkeyed_tail: 0,
+                headless: true,
+            }
+        };
+    };
+    if !head.authentic(sealed_key.unwrap_or(PUBLIC_KEY)) {
+        return Verdict::BadHead(
+            "the chain's head does not authenticate: it was written without the key".into(),
+        );
+    }
+    if head.count > found {
+        return Verdict::Truncated {
+            head: head.count,
+            found,
+        };
+    }
+    let at_head = if head.count == 0 {
+        ""
+    } else {
+        rows[head.count as usize - 1].hash.as_str()
+    };
+    if at_head != head.last {
+        return Verdict::BadHead(format!(
+            "row {} is not the row the head authenticated: rows were rewritten and the chain recomputed",
+            head.count
+        ));
+    }
+    let tail = &rows[head.count as usize..];
+    // Past the head only rows a locked sealed vault appended may follow.
+    if let Some(r) = tail
+        .iter()
+        .find(|r| sealed_key.is_none() || r.chain != CHAIN_PUBLIC)
+    {
+        return Verdict::BrokenAt(r.id);
+    }
+    Verdict::Intact {
+        rows: rows.len(),
+        keyed: sealed_key.is_some(),
+        unkeyed_tail: tail.len(),
+        headless: false,
+    }
 }
 
 /// A short digest of tool arguments for the trail (never the arguments themselves).
@@ -84,27 +263,68 @@ pub fn digest(args: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn chain(n: i64) -> Vec<Row> {
+    const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+    /// A trail of `n` rows chained as `chain` under `key`, and its head.
+    fn trail(n: i64, chain: i64, key: &[u8]) -> (Vec<Row>, Head) {
         let mut rows = Vec::new();
         let mut prev = String::new();
         for id in 1..=n {
             let event = Event::new("test", &format!("s{id}"), "ok");
-            let hash = chain_hash(&prev, id, 1000 + id, &event);
+            let hash = link(key, chain, &prev, id, 1000 + id, &event);
             prev.clone_from(&hash);
             rows.push(Row {
                 id,
                 time: 1000 + id,
                 event,
                 hash,
+                chain,
             });
         }
-        rows
+        let head = Head::new(key, n, &prev);
+        (rows, head)
+    }
+
+    fn rechain(rows: &mut [Row], key: &[u8], chain: i64) -> Head {
+        let mut prev = String::new();
+        for r in rows.iter_mut() {
+            r.chain = chain;
+            r.hash = if chain == CHAIN_LEGACY {
+                chain_hash(&prev, r.id, r.time, &r.event)
+            } else {
+                link(key, chain, &prev, r.id, r.time, &r.event)
+            };
+            prev.clone_from(&r.hash);
+        }
+        Head::new(key, rows.len() as i64, &prev)
     }
 
     #[test]
-    fn intact_chain_verifies() {
-        assert_eq!(first_break(&chain(5)), None);
-        assert_eq!(first_break(&[]), None);
+    fn intact_trails_verify() {
+        let (rows, head) = trail(5, CHAIN_SEALED, KEY);
+        assert!(matches!(
+            verify(&rows, Some(&head), Some(KEY)),
+            Verdict::Intact {
+                rows: 5,
+                keyed: true,
+                unkeyed_tail: 0,
+                ..
+            }
+        ));
+        let (rows, head) = trail(3, CHAIN_PUBLIC, PUBLIC_KEY);
+        assert!(matches!(
+            verify(&rows, Some(&head), None),
+            Verdict::Intact {
+                rows: 3,
+                keyed: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            verify(&[], None, None),
+            Verdict::Intact { headless: true, .. }
+        ));
+        assert_eq!(Head::decode(&head.encode()), Some(head));
     }
 
     #[test]
@@ -116,15 +336,152 @@ mod tests {
             |r| r.event.size = Some(1),
             |r| r.event.detail = Some(String::new()),
             |r| r.event.arg_digest = Some("-".into()),
+            |r| r.chain = CHAIN_PUBLIC,
         ];
         for (i, edit) in edits.iter().enumerate() {
-            let mut rows = chain(4);
+            let (mut rows, head) = trail(4, CHAIN_SEALED, KEY);
             edit(&mut rows[2]);
-            assert_eq!(first_break(&rows), Some(3), "edit {i}");
+            assert_eq!(
+                verify(&rows, Some(&head), Some(KEY)),
+                Verdict::BrokenAt(3),
+                "edit {i}"
+            );
         }
         // a deleted row breaks at the row after it
-        let mut rows = chain(4);
+        let (mut rows, head) = trail(4, CHAIN_SEALED, KEY);
         rows.remove(1);
-        assert_eq!(first_break(&rows), Some(3));
+        assert_eq!(verify(&rows, Some(&head), Some(KEY)), Verdict::BrokenAt(3));
+        // the oldest row removed
+        let (mut rows, head) = trail(4, CHAIN_PUBLIC, PUBLIC_KEY);
+        rows.remove(0);
+        assert_eq!(verify(&rows, Some(&head), None), Verdict::BrokenAt(2));
+    }
+
+    #[test]
+    fn removing_the_newest_rows_is_truncation() {
+        for keyed in [true, false] {
+            let (chain, key, sealed) = if keyed {
+                (CHAIN_SEALED, KEY, Some(KEY))
+            } else {
+                (CHAIN_PUBLIC, PUBLIC_KEY, None)
+            };
+            let (mut rows, head) = trail(5, chain, key);
+            rows.truncate(3);
+            assert_eq!(
+                verify(&rows, Some(&head), sealed),
+                Verdict::Truncated { head: 5, found: 3 }
+            );
+            assert!(matches!(verify(&rows, None, sealed), Verdict::BadHead(_)));
+        }
+    }
+
+    #[test]
+    fn a_recomputed_chain_fails_when_sealed() {
+        // The forger edits row 2 and recomputes every hash without the key: publicly
+        // keyed, or as v1 rows; with and without writing a new head.
+        for chain in [CHAIN_PUBLIC, CHAIN_LEGACY] {
+            let (mut rows, head) = trail(4, CHAIN_SEALED, KEY);
+            rows[1].event.outcome = "denied".into();
+            let forged_head = rechain(&mut rows, PUBLIC_KEY, chain);
+            assert!(
+                !matches!(
+                    verify(&rows, Some(&head), Some(KEY)),
+                    Verdict::Intact { .. }
+                ),
+                "chain {chain}, old head"
+            );
+            assert!(
+                !matches!(
+                    verify(&rows, Some(&forged_head), Some(KEY)),
+                    Verdict::Intact { .. }
+                ),
+                "chain {chain}, forged head"
+            );
+        }
+        // Unsealed, the same recomputation passes: the public key detects edits, not forgers.
+        let (mut rows, _) = trail(4, CHAIN_PUBLIC, PUBLIC_KEY);
+        rows[1].event.outcome = "denied".into();
+        let head = rechain(&mut rows, PUBLIC_KEY, CHAIN_PUBLIC);
+        assert!(matches!(
+            verify(&rows, Some(&head), None),
+            Verdict::Intact { .. }
+        ));
+    }
+
+    #[test]
+    fn a_locked_tail_is_reported_not_failed() {
+        let (mut rows, head) = trail(3, CHAIN_SEALED, KEY);
+        let mut prev = rows[2].hash.clone();
+        for id in 4..=5 {
+            let event = Event::new("mcp-enable", "s", "enabled");
+            let hash = link(PUBLIC_KEY, CHAIN_PUBLIC, &prev, id, 2000, &event);
+            prev.clone_from(&hash);
+            rows.push(Row {
+                id,
+                time: 2000,
+                event,
+                hash,
+                chain: CHAIN_PUBLIC,
+            });
+        }
+        assert!(matches!(
+            verify(&rows, Some(&head), Some(KEY)),
+            Verdict::Intact {
+                rows: 5,
+                unkeyed_tail: 2,
+                ..
+            }
+        ));
+        // but a keyed-looking row past the head is not something tai writes
+        rows[4].chain = CHAIN_SEALED;
+        let prev = rows[3].hash.clone();
+        rows[4].hash = link(KEY, CHAIN_SEALED, &prev, 5, 2000, &rows[4].event);
+        assert_eq!(verify(&rows, Some(&head), Some(KEY)), Verdict::BrokenAt(5));
+    }
+
+    #[test]
+    fn legacy_rows_verify_only_before_keyed_ones() {
+        let mut rows = Vec::new();
+        let mut prev = String::new();
+        for id in 1..=2 {
+            let event = Event::new("old", "s", "ok");
+            let hash = chain_hash(&prev, id, id, &event);
+            prev.clone_from(&hash);
+            rows.push(Row {
+                id,
+                time: id,
+                event,
+                hash,
+                chain: CHAIN_LEGACY,
+            });
+        }
+        assert!(matches!(
+            verify(&rows, None, None),
+            Verdict::Intact { headless: true, .. }
+        ));
+        let event = Event::new("new", "s", "ok");
+        let hash = link(PUBLIC_KEY, CHAIN_PUBLIC, &prev, 3, 3, &event);
+        rows.push(Row {
+            id: 3,
+            time: 3,
+            event,
+            hash: hash.clone(),
+            chain: CHAIN_PUBLIC,
+        });
+        let head = Head::new(PUBLIC_KEY, 3, &hash);
+        assert!(matches!(
+            verify(&rows, Some(&head), None),
+            Verdict::Intact { .. }
+        ));
+        let event = Event::new("late", "s", "ok");
+        let hash = chain_hash(&hash, 4, 4, &event);
+        rows.push(Row {
+            id: 4,
+            time: 4,
+            event,
+            hash,
+            chain: CHAIN_LEGACY,
+        });
+        assert_eq!(verify(&rows, Some(&head), None), Verdict::BrokenAt(4));
     }
 }

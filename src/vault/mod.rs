@@ -2,23 +2,33 @@
 //!
 //! Opening never overwrites a file that is not a tai vault; the schema is migrated
 //! forward by `PRAGMA user_version`; every multi-row change is one transaction. While the
-//! seal is on, secret values and `mcp_servers.headers_json` are stored only as sealed
-//! BLOBs (see `seal`), and SQLite's `secure_delete` keeps freed pages from holding old
-//! plaintext.
+//! seal is on, secret values, `mcp_servers.env_json` and `headers_json`, conversations and
+//! spilled records are stored only as sealed BLOBs (see `seal`), and SQLite's
+//! `secure_delete` keeps freed pages from holding old plaintext. Server names, commands,
+//! profiles and tool lists stay readable without the passphrase.
+//!
+//! The store also holds the process's redaction set (`redact`): built on first use from
+//! the vault's secrets and the stored servers' literal env and header values, updated
+//! as secrets change, joined by the values this process learns (`remember`). Everything
+//! bound for the disk (audit details, records, conversations) passes through it here.
 
 pub mod audit;
 pub mod redact;
 pub mod schema;
 pub mod seal;
 
+use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use redact::Secret;
+use redact::RedactionSet;
 use seal::{KdfParams, SealKey};
+
+/// What the seal covers, for `tai vault seal` and `tai status`.
+pub const SEAL_COVERS: &str = "secret values, server env and header values, conversations and spilled records are encrypted at rest; server names, commands, profiles and tool lists stay readable";
 
 /// Everything that can go wrong with the vault, each with what to do next.
 #[derive(Debug)]
@@ -150,8 +160,12 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     key: Option<SealKey>,
-    /// Values resolved from `${VAR}` in this process, scrubbed like vault secrets.
-    resolved: Vec<Secret>,
+    /// Values this process learned (`${VAR}` values, the API key, the passphrase, the
+    /// server key), scrubbed like vault secrets.
+    known: RedactionSet,
+    /// `known` plus the vault's secrets and stored literal values: built on first use,
+    /// dropped when they change.
+    set: RefCell<Option<RedactionSet>>,
 }
 
 impl Store {
@@ -207,7 +221,8 @@ impl Store {
             conn,
             path: path.into(),
             key: None,
-            resolved: Vec::new(),
+            known: RedactionSet::default(),
+            set: RefCell::new(None),
         };
         store.migrate(version)?;
         Ok(store)
@@ -296,6 +311,8 @@ impl Store {
         match key.open(&check, "meta:seal_check") {
             Ok(plain) if plain == seal::CHECK_PLAINTEXT => {
                 self.key = Some(key);
+                self.remember("vault-passphrase", passphrase);
+                self.redaction_changed();
                 Ok(())
             }
             _ => Err(Error::WrongPassphrase),
@@ -341,8 +358,11 @@ impl Store {
             [check],
         )
         .map_err(sql("sealing"))?;
+        rekey_audit_head(&tx, key.audit_key())?;
         tx.commit().map_err(sql("sealing"))?;
         self.key = Some(key);
+        self.remember("vault-passphrase", passphrase);
+        self.redaction_changed();
         self.scrub_files()
     }
 
@@ -364,6 +384,7 @@ impl Store {
             [],
         )
         .map_err(sql("unsealing"))?;
+        rekey_audit_head(&tx, audit::PUBLIC_KEY)?;
         tx.commit().map_err(sql("unsealing"))?;
         self.key = None;
         self.scrub_files()
@@ -413,6 +434,7 @@ impl Store {
                 params![name, stored, now_ms()],
             )
             .map_err(sql("storing a secret"))?;
+        self.redaction_changed();
         Ok(())
     }
 
@@ -452,36 +474,115 @@ impl Store {
                 "no secret named {name:?} (see `tai vault secret list`)"
             )));
         }
+        self.redaction_changed();
         Ok(())
     }
 
     // ---- redaction --------------------------------------------------------------------
 
-    /// Add values resolved from `${VAR}` in this process to the redaction set.
-    pub fn add_resolved(&mut self, name: &str, value: &str) {
-        if !value.is_empty() && !self.resolved.iter().any(|s| s.value == value) {
-            self.resolved.push(Secret {
-                name: name.into(),
-                value: value.into(),
-            });
+    /// Add a value this process learned (a `${VAR}` value, the API key, the passphrase,
+    /// the server key) to the redaction set. Values under 8 characters are not held.
+    pub fn remember(&mut self, name: &str, value: &str) {
+        if self.known.add(name, value)
+            && let Some(set) = self.set.get_mut()
+        {
+            set.add(name, value);
         }
     }
 
-    /// Every known secret value: the vault's secrets and the values resolved in this process.
-    pub fn redaction_set(&self) -> Result<Vec<Secret>> {
-        let mut set = self.resolved.clone();
+    /// `remember` under its older name: values resolved from `${VAR}`.
+    pub fn add_resolved(&mut self, name: &str, value: &str) {
+        self.remember(name, value);
+    }
+
+    /// Secrets or stored servers changed: the set is rebuilt on its next use.
+    pub fn redaction_changed(&self) {
+        self.set.replace(None);
+    }
+
+    /// Build the set: the values this process learned, every vault secret, and the literal
+    /// env and header values of stored servers. Fails closed on a locked sealed vault.
+    fn build_redaction_set(&self) -> Result<RedactionSet> {
+        let mut set = self.known.clone();
         for name in self.secret_names()? {
             if let Some(value) = self.secret_get(&name)? {
-                set.push(Secret { name, value });
+                set.add(&name, &value);
             }
+        }
+        for (name, value) in self.stored_literals()? {
+            set.add(&name, &value);
         }
         Ok(set)
     }
 
-    /// Replace every known secret value in `text` with a marker naming it. Fails closed:
-    /// on a sealed vault that is not unlocked the values are unknown, so this is an error.
+    /// Literal values in stored servers' `env` and `headers` (`env:SERVER.VAR`,
+    /// `header:SERVER.NAME`); the token of an `Authorization: Bearer …` value too.
+    fn stored_literals(&self) -> Result<Vec<(String, String)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT name, env_json, headers_json FROM mcp_servers")
+            .map_err(sql("reading stored servers"))?;
+        let rows: Vec<(String, Value, Value)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sql("reading stored servers"))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sql("reading stored servers"))?;
+        let mut out = Vec::new();
+        for (server, env, headers) in rows {
+            for (kind, aad, stored) in [
+                ("env", format!("env:{server}"), env),
+                ("header", format!("headers:{server}"), headers),
+            ] {
+                if matches!(stored, Value::Null) {
+                    continue;
+                }
+                let text = self.open_value(&aad, stored)?;
+                let map: std::collections::BTreeMap<String, String> =
+                    serde_json::from_str(&text).unwrap_or_default();
+                for (k, v) in map {
+                    if v.contains("${") {
+                        continue; // a reference: its value joins when it is resolved
+                    }
+                    let name = format!("{kind}:{server}.{k}");
+                    if let Some((_, token)) = v.split_once(' ') {
+                        out.push((name.clone(), token.trim().to_string()));
+                    }
+                    out.push((name, v));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn with_redaction_set<T>(&self, f: impl FnOnce(&RedactionSet) -> T) -> Result<T> {
+        if self.set.borrow().is_none() {
+            let built = self.build_redaction_set()?;
+            self.set.replace(Some(built));
+        }
+        let set = self.set.borrow();
+        match set.as_ref() {
+            Some(set) => Ok(f(set)),
+            None => Err(Error::Locked),
+        }
+    }
+
+    /// Replace every known secret value in `text` (raw or JSON-escaped) with a marker
+    /// naming it. Fails closed: on a sealed vault that is not unlocked the values are
+    /// unknown, so this is an error.
     pub fn redact(&self, text: &str) -> Result<String> {
-        Ok(redact::redact(text, &self.redaction_set()?))
+        self.with_redaction_set(|set| set.redact(text))
+    }
+
+    /// Every value in the redaction set (kept out of child environments); only the values
+    /// this process learned when the vault is locked.
+    pub fn secret_values(&self) -> Vec<String> {
+        self.with_redaction_set(|set| set.values().iter().map(|v| v.to_string()).collect())
+            .unwrap_or_else(|_| self.known.values().iter().map(|v| v.to_string()).collect())
+    }
+
+    /// How many values the redaction set holds.
+    pub fn redaction_len(&self) -> Result<usize> {
+        self.with_redaction_set(RedactionSet::len)
     }
 
     // ---- records ----------------------------------------------------------------------
@@ -492,33 +593,41 @@ impl Store {
             "rec_{}",
             crate::entropy::id().map_err(io("reading random bytes".into()))?
         );
+        let content = self.redact(content)?;
+        let stored = self.seal_value(&format!("record:{id}"), &content)?;
         self.conn
             .execute(
                 "INSERT INTO records(id, source, size, created, content) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, source, content.len() as i64, now_ms(), content],
+                params![id, source, content.len() as i64, now_ms(), stored],
             )
             .map_err(sql("storing a record"))?;
         Ok(id)
     }
 
     pub fn record_get(&self, id: &str) -> Result<Record> {
-        self.conn
+        let (mut record, stored): (Record, Value) = self
+            .conn
             .query_row(
                 "SELECT id, source, size, created, content FROM records WHERE id = ?1",
                 [id],
                 |r| {
-                    Ok(Record {
-                        id: r.get(0)?,
-                        source: r.get(1)?,
-                        size: r.get(2)?,
-                        created: r.get(3)?,
-                        content: r.get(4)?,
-                    })
+                    Ok((
+                        Record {
+                            id: r.get(0)?,
+                            source: r.get(1)?,
+                            size: r.get(2)?,
+                            created: r.get(3)?,
+                            content: String::new(),
+                        },
+                        r.get(4)?,
+                    ))
                 },
             )
             .optional()
             .map_err(sql("reading a record"))?
-            .ok_or_else(|| Error::NotFound(format!("no record {id:?}")))
+            .ok_or_else(|| Error::NotFound(format!("no record {id:?}")))?;
+        record.content = self.open_value(&format!("record:{id}"), stored)?;
+        Ok(record)
     }
 
     /// Records newest first, without their content.
@@ -546,8 +655,22 @@ impl Store {
 
     // ---- audit ------------------------------------------------------------------------
 
-    /// Append one event, chained to the previous row.
-    pub fn audit(&mut self, event: audit::Event) -> Result<i64> {
+    /// Append one event, chained to the previous row, and move the chain's head. The
+    /// subject and detail are redacted first (withheld when the vault is locked). While a
+    /// sealed vault is locked the row is chained with the public key and the head stays.
+    pub fn audit(&mut self, mut event: audit::Event) -> Result<i64> {
+        let withheld = "(withheld: it could not be checked for secrets while the vault is locked)";
+        event.subject = self
+            .redact(&event.subject)
+            .unwrap_or_else(|_| withheld.into());
+        event.detail = event
+            .detail
+            .map(|d| self.redact(&d).unwrap_or_else(|_| withheld.into()));
+        let (chain, key, move_head): (i64, Vec<u8>, bool) = match (self.is_sealed()?, &self.key) {
+            (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY.to_vec(), true),
+            (true, Some(k)) => (audit::CHAIN_SEALED, k.audit_key().to_vec(), true),
+            (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY.to_vec(), false),
+        };
         let tx = self
             .conn
             .transaction()
@@ -563,16 +686,19 @@ impl Store {
             .unwrap_or((0, String::new()));
         let id = prev_id + 1;
         let time = now_ms();
-        let hash = audit::chain_hash(&prev_hash, id, time, &event);
+        let hash = audit::link(&key, chain, &prev_hash, id, time, &event);
         tx.execute(
-            "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 id, time, event.kind, event.subject, event.arg_digest, event.outcome,
-                event.duration_ms, event.size, event.detail, hash
+                event.duration_ms, event.size, event.detail, hash, chain
             ],
         )
         .map_err(sql("appending to the audit trail"))?;
+        if move_head {
+            write_audit_head(&tx, &audit::Head::new(&key, id, &hash))?;
+        }
         tx.commit().map_err(sql("appending to the audit trail"))?;
         Ok(id)
     }
@@ -582,7 +708,7 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT * FROM (SELECT id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash
+                "SELECT * FROM (SELECT id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain
                  FROM audit ORDER BY id DESC LIMIT ?1) ORDER BY id",
             )
             .map_err(sql("reading the audit trail"))?;
@@ -602,11 +728,31 @@ impl Store {
                         detail: r.get(8)?,
                     },
                     hash: r.get(9)?,
+                    chain: r.get(10)?,
                 })
             })
             .map_err(sql("reading the audit trail"))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(sql("reading the audit trail"))
+    }
+
+    /// Check the whole trail against its authenticated head. A sealed vault must be
+    /// unlocked (the chain's key comes from the sealed key).
+    pub fn audit_verify(&self) -> Result<audit::Verdict> {
+        let key = if self.is_sealed()? {
+            Some(self.key.as_ref().ok_or(Error::Locked)?.audit_key().to_vec())
+        } else {
+            None
+        };
+        let rows = self.audit_rows(None)?;
+        let head = self
+            .meta_text(AUDIT_HEAD)?
+            .map(|t| audit::Head::decode(&t).ok_or(()));
+        Ok(match head {
+            Some(Err(())) => audit::Verdict::BadHead("the chain's head is malformed".into()),
+            Some(Ok(h)) => audit::verify(&rows, Some(&h), key.as_deref()),
+            None => audit::verify(&rows, None, key.as_deref()),
+        })
     }
 
     // ---- conversations ----------------------------------------------------------------
@@ -618,45 +764,48 @@ impl Store {
         profile: &str,
         messages: &serde_json::Value,
     ) -> Result<i64> {
-        let json = messages.to_string();
+        let json = self.redact(&messages.to_string())?;
         let now = now_ms();
-        match id {
-            Some(id) => {
-                self.conn
-                    .execute(
-                        "UPDATE conversations SET messages_json = ?1, updated = ?2 WHERE id = ?3",
-                        params![json, now, id],
-                    )
-                    .map_err(sql("saving the conversation"))?;
-                Ok(id)
-            }
+        let id = match id {
+            Some(id) => id,
             None => {
+                // The row first (its id names the sealed value), then the messages.
                 self.conn
                     .execute(
-                        "INSERT INTO conversations(profile, created, updated, messages_json) VALUES (?1, ?2, ?2, ?3)",
-                        params![profile, now, json],
+                        "INSERT INTO conversations(profile, created, updated, messages_json) VALUES (?1, ?2, ?2, '[]')",
+                        params![profile, now],
                     )
                     .map_err(sql("saving the conversation"))?;
-                Ok(self.conn.last_insert_rowid())
+                self.conn.last_insert_rowid()
             }
-        }
+        };
+        let stored = self.seal_value(&format!("conversation:{id}"), &json)?;
+        self.conn
+            .execute(
+                "UPDATE conversations SET messages_json = ?1, updated = ?2 WHERE id = ?3",
+                params![stored, now, id],
+            )
+            .map_err(sql("saving the conversation"))?;
+        Ok(id)
     }
 
     /// The most recently updated conversation: `(id, messages)`.
     pub fn conversation_last(&self) -> Result<Option<(i64, serde_json::Value)>> {
-        let row: Option<(i64, String)> = self
+        let row: Option<(i64, Value)> = self
             .conn
             .query_row("SELECT id, messages_json FROM conversations ORDER BY updated DESC, id DESC LIMIT 1", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()
             .map_err(sql("reading the conversation"))?;
-        Ok(row.map(|(id, j)| {
-            (
-                id,
-                serde_json::from_str(&j).unwrap_or(serde_json::Value::Array(Vec::new())),
-            )
-        }))
+        let Some((id, stored)) = row else {
+            return Ok(None);
+        };
+        let j = self.open_value(&format!("conversation:{id}"), stored)?;
+        Ok(Some((
+            id,
+            serde_json::from_str(&j).unwrap_or(serde_json::Value::Array(Vec::new())),
+        )))
     }
 
     // ---- profiles ---------------------------------------------------------------------
@@ -751,7 +900,60 @@ fn rewrite_sealable(
         )
         .map_err(sql("rewriting server headers"))?;
     }
+    for (name, v) in read("SELECT name, env_json FROM mcp_servers WHERE env_json IS NOT NULL")? {
+        let new = f(&format!("env:{name}"), v)?;
+        tx.execute(
+            "UPDATE mcp_servers SET env_json = ?1 WHERE name = ?2",
+            params![new, name],
+        )
+        .map_err(sql("rewriting server env"))?;
+    }
+    for (id, v) in read("SELECT CAST(id AS TEXT), messages_json FROM conversations")? {
+        let new = f(&format!("conversation:{id}"), v)?;
+        tx.execute(
+            "UPDATE conversations SET messages_json = ?1 WHERE id = CAST(?2 AS INTEGER)",
+            params![new, id],
+        )
+        .map_err(sql("rewriting a conversation"))?;
+    }
+    for (id, v) in read("SELECT id, content FROM records")? {
+        let new = f(&format!("record:{id}"), v)?;
+        tx.execute(
+            "UPDATE records SET content = ?1 WHERE id = ?2",
+            params![new, id],
+        )
+        .map_err(sql("rewriting a record"))?;
+    }
     Ok(())
+}
+
+/// The `meta` key of the audit chain's authenticated head.
+const AUDIT_HEAD: &str = "audit_head";
+
+fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &audit::Head) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+        params![AUDIT_HEAD, head.encode()],
+    )
+    .map_err(sql("moving the audit trail's head"))?;
+    Ok(())
+}
+
+/// The seal changed: the head (the last row as it stands) is authenticated anew with
+/// the key that now keys the chain.
+fn rekey_audit_head(tx: &rusqlite::Transaction<'_>, key: &[u8]) -> Result<()> {
+    let last: Option<(i64, String)> = tx
+        .query_row(
+            "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(sql("reading the audit trail"))?;
+    match last {
+        Some((id, hash)) => write_audit_head(tx, &audit::Head::new(key, id, &hash)),
+        None => Ok(()),
+    }
 }
 
 fn open_text(key: &SealKey, sealed: &[u8], aad: &str) -> Result<String> {

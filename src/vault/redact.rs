@@ -1,14 +1,37 @@
 //! Secret redaction: every known secret value in a text becomes a marker naming it.
 //!
-//! Pure: the secrets are passed in. Occurrences of all secrets are found first (overlaps
-//! included) and every covered byte is replaced, so no partial secret is ever left behind
-//! when two secrets overlap or one sits inside another.
+//! Pure: the secrets are passed in. Each value is looked for raw and in its JSON-escaped
+//! forms (a value with `"` or `\` is written escaped inside JSON, and escaped twice inside
+//! JSON carried in JSON). Occurrences of all patterns are found in one pass over the
+//! original text (overlaps included) and every covered byte is replaced, so no partial
+//! secret is left behind when two secrets overlap or one sits inside another. A marker
+//! already in the text (one naming known secrets) is never redacted again, and values
+//! shorter than `MIN_SECRET_CHARS` are not patterns: `k` or `ollama` would scrub
+//! ordinary words.
+//!
+//! `RedactionSet` is the set a process holds: built once, updated as secrets become known
+//! or change, asked to redact text bound for the model, a terminal or the disk.
+
+/// Values shorter than this (in characters) are not credentials and are not redacted.
+pub const MIN_SECRET_CHARS: usize = 8;
 
 /// A named secret value to scrub.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Secret {
     pub name: String,
     pub value: String,
+}
+
+impl std::fmt::Debug for Secret {
+    /// The name only: a secret value never reaches a debug print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret({:?})", self.name)
+    }
+}
+
+/// Whether a value is too short to be used as a redaction pattern.
+pub fn too_short(value: &str) -> bool {
+    value.chars().count() < MIN_SECRET_CHARS
 }
 
 /// The marker that stands for the secrets `names` in redacted text.
@@ -16,24 +39,70 @@ pub fn marker(names: &[&str]) -> String {
     format!("[REDACTED:{}]", names.join(","))
 }
 
-/// Replace every occurrence of every secret value in `text` with a marker.
+/// The forms a value takes in text: raw, JSON-escaped, and escaped twice (distinct only).
+fn forms(value: &str) -> Vec<String> {
+    let escape = |v: &str| {
+        let quoted = serde_json::Value::String(v.to_string()).to_string();
+        quoted[1..quoted.len() - 1].to_string()
+    };
+    let once = escape(value);
+    let twice = escape(&once);
+    let mut out = vec![value.to_string()];
+    for f in [once, twice] {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Spans of markers already in `text` whose every name is one of `names`.
+fn marker_spans(text: &str, names: &[&str]) -> Vec<(usize, usize)> {
+    const OPEN: &str = "[REDACTED:";
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(OPEN) {
+        let start = from + pos;
+        let inner_start = start + OPEN.len();
+        from = inner_start;
+        let Some(len) = text[inner_start..].find(']') else {
+            break;
+        };
+        let inner = &text[inner_start..inner_start + len];
+        if !inner.is_empty() && inner.split(',').all(|n| names.contains(&n)) {
+            spans.push((start, inner_start + len + 1));
+            from = inner_start + len + 1;
+        }
+    }
+    spans
+}
+
+/// Replace every occurrence of every secret value (raw or JSON-escaped) in `text` with a
+/// marker, in one pass.
 ///
 /// Overlapping or nested occurrences merge into one marker that names each secret whose
-/// occurrence is not wholly inside a longer one; empty values are ignored.
+/// occurrence is not wholly inside a longer one; values under `MIN_SECRET_CHARS` are
+/// ignored; occurrences inside a marker naming known secrets are left alone.
 pub fn redact(text: &str, secrets: &[Secret]) -> String {
+    let names: Vec<&str> = secrets.iter().map(|s| s.name.as_str()).collect();
+    let markers = marker_spans(text, &names);
     // (start, end, secret index) of every occurrence, overlapping ones included.
     let mut hits: Vec<(usize, usize, usize)> = Vec::new();
     for (i, s) in secrets.iter().enumerate() {
-        let needle = s.value.as_str();
-        if needle.is_empty() {
+        if too_short(&s.value) {
             continue;
         }
-        let mut from = 0;
-        while let Some(pos) = text[from..].find(needle) {
-            let start = from + pos;
-            hits.push((start, start + needle.len(), i));
-            // Step one char, not one match, so overlapping occurrences are found too.
-            from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+        for needle in forms(&s.value) {
+            let mut from = 0;
+            while let Some(pos) = text[from..].find(needle.as_str()) {
+                let start = from + pos;
+                let end = start + needle.len();
+                if !markers.iter().any(|&(a, b)| a <= start && end <= b) {
+                    hits.push((start, end, i));
+                }
+                // Step one char, not one match, so overlapping occurrences are found too.
+                from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+            }
         }
     }
     if hits.is_empty() {
@@ -70,6 +139,51 @@ pub fn redact(text: &str, secrets: &[Secret]) -> String {
     out
 }
 
+/// The redaction set one process holds. Callers add values as they become known (vault
+/// secrets, `${VAR}` values, the API key, the passphrase, the server key, stored literal
+/// env and header values); a value is held once, under the first name it was added with.
+#[derive(Clone, Debug, Default)]
+pub struct RedactionSet {
+    secrets: Vec<Secret>,
+}
+
+impl RedactionSet {
+    /// Add a value; empty and too-short values are not held. Returns whether it was added.
+    pub fn add(&mut self, name: &str, value: &str) -> bool {
+        if too_short(value) || self.secrets.iter().any(|s| s.value == value) {
+            return false;
+        }
+        self.secrets.push(Secret {
+            name: name.into(),
+            value: value.into(),
+        });
+        true
+    }
+
+    /// Drop every value held under `name`.
+    pub fn remove(&mut self, name: &str) {
+        self.secrets.retain(|s| s.name != name);
+    }
+
+    /// Every held value (for keeping them out of child environments).
+    pub fn values(&self) -> Vec<&str> {
+        self.secrets.iter().map(|s| s.value.as_str()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.secrets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// `text` with every held value replaced by a marker.
+    pub fn redact(&self, text: &str) -> String {
+        redact(text, &self.secrets)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,48 +198,82 @@ mod tests {
     #[test]
     fn table() {
         let cases: &[(&str, &[Secret], &str)] = &[
-            ("no secrets here", &[s("a", "xyz")], "no secrets here"),
-            ("key=hunter2!", &[s("pw", "hunter2")], "key=[REDACTED:pw]!"),
+            ("no secrets here", &[s("a", "xyzxyzxyz")], "no secrets here"),
             (
-                "hunter2 and hunter2",
-                &[s("pw", "hunter2")],
+                "key=hunter2hunter2!",
+                &[s("pw", "hunter2hunter2")],
+                "key=[REDACTED:pw]!",
+            ),
+            (
+                "hunter2hunter2 and hunter2hunter2",
+                &[s("pw", "hunter2hunter2")],
                 "[REDACTED:pw] and [REDACTED:pw]",
             ),
             // one secret inside another: only the outer is named, nothing of either is left
             (
-                "tok=sk-abc123-xyz",
-                &[s("inner", "abc123"), s("outer", "sk-abc123-xyz")],
+                "tok=sk-abc12345-xyz",
+                &[s("inner", "abc12345"), s("outer", "sk-abc12345-xyz")],
                 "tok=[REDACTED:outer]",
             ),
             // overlapping secrets: the union is covered, both named
             (
-                "abcdefghi",
-                &[s("left", "abcdef"), s("right", "defghi")],
+                "abcdefghijkl",
+                &[s("left", "abcdefghi"), s("right", "defghijkl")],
                 "[REDACTED:left,right]",
             ),
             (
-                "xxabcdefghiyy",
-                &[s("right", "defghi"), s("left", "abcdef")],
+                "xxabcdefghijklyy",
+                &[s("right", "defghijkl"), s("left", "abcdefghi")],
                 "xx[REDACTED:left,right]yy",
             ),
             // self-overlapping occurrences of one secret
-            ("aaaa", &[s("aa", "aaa")], "[REDACTED:aa]"),
+            ("aaaaaaaaaa", &[s("aa", "aaaaaaaaa")], "[REDACTED:aa]"),
             // adjacent occurrences stay two markers
-            ("abcabc", &[s("k", "abc")], "[REDACTED:k][REDACTED:k]"),
+            (
+                "abcabcababcabcab",
+                &[s("k", "abcabcab")],
+                "[REDACTED:k][REDACTED:k]",
+            ),
             // unicode around and inside the secret
             (
                 "пароль=ключ🔑секрет, ok",
                 &[s("u", "ключ🔑секрет")],
                 "пароль=[REDACTED:u], ok",
             ),
+            // the JSON-escaped form, and the form escaped twice
             (
-                "ééé",
-                &[s("e", "é")],
-                "[REDACTED:e][REDACTED:e][REDACTED:e]",
+                r#"{"out":"pa\"ss\\word"}"#,
+                &[s("q", "pa\"ss\\word")],
+                r#"{"out":"[REDACTED:q]"}"#,
             ),
-            // empty value never matches
+            (
+                r#"{"out":"{\"v\":\"pa\\\"ss\\\\word\"}"}"#,
+                &[s("q", "pa\"ss\\word")],
+                r#"{"out":"{\"v\":\"[REDACTED:q]\"}"}"#,
+            ),
+            ("tab\tinside", &[s("t", "tab\tinside")], "[REDACTED:t]"),
+            (
+                r#""tab\tinside""#,
+                &[s("t", "tab\tinside")],
+                r#""[REDACTED:t]""#,
+            ),
+            // too short to be a credential: never a pattern
+            ("day_of_week", &[s("api-key", "k")], "day_of_week"),
+            ("use ollama", &[s("api-key", "ollama")], "use ollama"),
             ("text", &[s("empty", "")], "text"),
-            ("", &[s("a", "abc")], ""),
+            ("", &[s("a", "abcdefghi")], ""),
+            // a marker naming a known secret is never redacted again
+            (
+                "[REDACTED:api-key-long] and api-key-long",
+                &[s("api-key-long", "api-key-long")],
+                "[REDACTED:api-key-long] and [REDACTED:api-key-long]",
+            ),
+            // a look-alike marker naming no known secret does not shelter a value
+            (
+                "[REDACTED:x sk-secret-1]",
+                &[s("k", "sk-secret-1")],
+                "[REDACTED:x [REDACTED:k]]",
+            ),
         ];
         for (text, secrets, want) in cases {
             assert_eq!(redact(text, secrets), *want, "redact({text:?})");
@@ -133,9 +281,41 @@ mod tests {
     }
 
     #[test]
+    fn redacting_twice_changes_nothing() {
+        // a secret whose name is its value: its marker holds the value again
+        let set = [s("tokenvalue1", "tokenvalue1"), s("tok", "token-123456")];
+        let once = redact("a token-123456 tokenvalue1 b", &set);
+        assert_eq!(once, "a [REDACTED:tok] [REDACTED:tokenvalue1] b");
+        assert_eq!(redact(&once, &set), once);
+    }
+
+    #[test]
+    fn every_split_of_a_secret_in_text() {
+        // The secret at every position of a longer text, with a JSON-escaped twin.
+        let secret = "q\"uo\\te-secret";
+        let set = [s("k", secret)];
+        let escaped = &serde_json::Value::String(secret.into()).to_string();
+        let escaped = &escaped[1..escaped.len() - 1];
+        for form in [secret, escaped] {
+            for at in 0..=10 {
+                let text = format!("{}{form}{}", &"0123456789"[..at], &"abcdefghij"[at..]);
+                let out = redact(&text, &set);
+                assert_eq!(
+                    out,
+                    format!("{}[REDACTED:k]{}", &"0123456789"[..at], &"abcdefghij"[at..])
+                );
+            }
+        }
+    }
+
+    #[test]
     fn no_partial_secret_survives() {
-        let secrets = [s("a", "0123456789"), s("b", "56789abcde"), s("c", "cdefgh")];
-        let text = "..0123456789abcdefgh..";
+        let secrets = [
+            s("a", "0123456789"),
+            s("b", "56789abcde"),
+            s("c", "cdefghijkl"),
+        ];
+        let text = "..0123456789abcdefghijkl..";
         let out = redact(text, &secrets);
         for sec in &secrets {
             for w in 3..=sec.value.len() {
@@ -150,5 +330,23 @@ mod tests {
             }
         }
         assert_eq!(out, "..[REDACTED:a,b,c]..");
+    }
+
+    #[test]
+    fn the_set_holds_each_value_once_and_skips_short_ones() {
+        let mut set = RedactionSet::default();
+        assert!(set.add("api-key", "sk-0123456789"));
+        assert!(!set.add("again", "sk-0123456789"));
+        assert!(!set.add("short", "k"));
+        assert!(set.add("pw", "hunter2hunter2"));
+        assert_eq!(set.len(), 2);
+        assert_eq!(
+            set.redact("sk-0123456789 hunter2hunter2 k"),
+            "[REDACTED:api-key] [REDACTED:pw] k"
+        );
+        set.remove("pw");
+        assert_eq!(set.values(), ["sk-0123456789"]);
+        assert!(format!("{:?}", set).contains("api-key"));
+        assert!(!format!("{:?}", set).contains("sk-0123456789"));
     }
 }

@@ -1,7 +1,7 @@
 //! The vault schema as an ordered list of migrations; `PRAGMA user_version` counts those applied.
 
 /// Migration `i` takes a vault from `user_version = i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The version a fully migrated vault has.
 pub const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -27,6 +27,13 @@ pub const ALL_TABLES: &[&str] = &[
     "meta",
     "conversations",
 ];
+
+/// v3: the audit chain's keying per row (0: v1 SHA-256, 1: public key, 2: the sealed
+/// key; see `audit`), and a stdio server's passthrough list (`env_vars`).
+const V3: &str = r#"
+ALTER TABLE audit ADD COLUMN chain INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE mcp_servers ADD COLUMN env_vars_json TEXT;
+"#;
 
 /// v2: conversations, so `tai --continue` resumes the last one.
 const V2: &str = r#"

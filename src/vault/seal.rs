@@ -1,4 +1,5 @@
-//! The seal: secret values and stored headers encrypted at rest.
+//! The seal: secret values, stored env and header values, conversations and spilled
+//! records encrypted at rest; and the key that keys the audit chain.
 //!
 //! XChaCha20-Poly1305 under a key derived from the passphrase with Argon2id (RustCrypto
 //! crates, nothing hand-rolled). A sealed value is `[FORMAT] || nonce(24) || ciphertext`;
@@ -70,6 +71,9 @@ pub enum OpenError {
 /// A derived key, ready to seal and open values.
 pub struct SealKey {
     cipher: XChaCha20Poly1305,
+    /// The audit chain's key: HMAC-SHA256 of the derived key and a fixed label, so it is
+    /// never in the file and cannot be confused with the cipher's key.
+    audit: [u8; 32],
 }
 
 impl SealKey {
@@ -82,8 +86,14 @@ impl SealKey {
             .hash_password_into(passphrase.as_bytes(), salt, &mut key)
             .map_err(|e| format!("key derivation failed: {e}"))?;
         let cipher = XChaCha20Poly1305::new((&key).into());
+        let audit = super::audit::mac_bytes(&key, &[b"tai audit chain key v1"]);
         key.fill(0);
-        Ok(SealKey { cipher })
+        Ok(SealKey { cipher, audit })
+    }
+
+    /// The key that keys the audit chain while the seal is on.
+    pub fn audit_key(&self) -> &[u8; 32] {
+        &self.audit
     }
 
     /// Encrypt `plain` for the row named by `aad`, with a fresh random nonce.

@@ -450,6 +450,7 @@ fn tools_list_cache_follows_ttl_and_list_changed() {
             args,
             env: Vec::new(),
             cwd: None,
+            ..StdioSpec::default()
         });
         let mut c = McpClient::connect(&spec, EraChoice::Auto, Timeouts::default()).unwrap();
         let first = c.list_tools().unwrap();

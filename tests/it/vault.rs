@@ -349,12 +349,24 @@ fn redaction_covers_vault_secrets_and_resolved_values() {
     let dir = TempDir::new("redact");
     let mut store = Store::open(&dir.path().join("vault.db")).unwrap();
     store.secret_set("outer", "sk-live-ABCDEF123456").unwrap();
-    store.secret_set("inner", "ABCDEF").unwrap();
+    store.secret_set("inner", "ABCDEF12").unwrap();
+    store.secret_set("short", "ollama").unwrap(); // under 8 characters: not a pattern
     store.add_resolved("GITHUB_TOKEN", "ghp_resolved_999");
-    let text = "use sk-live-ABCDEF123456 or ABCDEF or ghp_resolved_999 now";
+    let text = "use sk-live-ABCDEF123456 or ABCDEF12 or ghp_resolved_999 now, ollama";
     assert_eq!(
         store.redact(text).unwrap(),
-        "use [REDACTED:outer] or [REDACTED:inner] or [REDACTED:GITHUB_TOKEN] now"
+        "use [REDACTED:outer] or [REDACTED:inner] or [REDACTED:GITHUB_TOKEN] now, ollama"
+    );
+    // the set is updated when a secret changes, not only when it is first built
+    store.secret_set("late", "late-secret-value").unwrap();
+    assert_eq!(
+        store.redact("x late-secret-value").unwrap(),
+        "x [REDACTED:late]"
+    );
+    store.secret_remove("late").unwrap();
+    assert_eq!(
+        store.redact("x late-secret-value").unwrap(),
+        "x late-secret-value"
     );
 }
 
