@@ -64,7 +64,10 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
             json,
             verify,
         } => audit_cmd(ctx, *limit, *json, *verify),
-        VaultCmd::RecordGet { id } => Ok(out(&ctx.store.record_get(id)?.content)?),
+        VaultCmd::RecordGet { id } => {
+            ctx.unlock()?; // records are sealed while the seal is on
+            Ok(out(&ctx.store.record_get(id)?.content)?)
+        }
         VaultCmd::RecordList { json } => {
             let records = ctx.store.record_list(1000)?;
             if *json {
@@ -86,8 +89,9 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
     }
 }
 
-fn audit_cmd(ctx: &Context, limit: Option<usize>, json: bool, verify: bool) -> Result {
+fn audit_cmd(ctx: &mut Context, limit: Option<usize>, json: bool, verify: bool) -> Result {
     if verify {
+        ctx.unlock()?; // a sealed vault's chain is keyed from the sealed key
         return match ctx.store.audit_verify()? {
             Verdict::Intact {
                 rows,

@@ -10,6 +10,7 @@ mod interop;
 mod mcp_client;
 mod native_tools;
 mod resolver;
+mod secrets;
 mod serve_http;
 mod server;
 mod support;

@@ -1,0 +1,509 @@
+//! Secrets stay in: child environments built without tai's secrets, every secret kind
+//! redacted before the model, the terminal, spill records, conversations and the audit
+//! trail; a sealed vault holds no plaintext; the audit chain detects removal and forgery.
+
+use serde_json::{Value, json};
+
+use crate::support::{HttpStub, ModelStub, Run, Tai, TempDir, file_contains, stub_log, stub_stdio};
+
+const PASSPHRASE: &str = "passphrase-value-4444";
+const API_KEY: &str = "sk-api-key-value-3333";
+const SERVER_KEY: &str = "server-key-value-8888";
+const GITHUB: &str = "ghp_github_token_value_9999";
+const VAULT_SECRET: &str = "vault-secret-VALUE-1111";
+const VAR_VALUE: &str = "env-var-value-2222";
+const LITERAL_ENV: &str = "ghp_literal_env_token_5555";
+const HEADER_TOKEN: &str = "header-token-value-6666";
+const QUOTED: &str = "q\"uote\\back-7777";
+
+/// Every secret value of the scenario, each with the forms it may take in text.
+fn every_form() -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for (v, what) in [
+        (PASSPHRASE, "passphrase"),
+        (API_KEY, "api key"),
+        (SERVER_KEY, "server key"),
+        (GITHUB, "GITHUB_TOKEN"),
+        (VAULT_SECRET, "vault secret"),
+        (VAR_VALUE, "${VAR} value"),
+        (LITERAL_ENV, "literal env token"),
+        (HEADER_TOKEN, "literal header value"),
+        (QUOTED, "secret with a quote and a backslash"),
+    ] {
+        out.push((v.to_string(), what));
+        let escaped = Value::String(v.into()).to_string();
+        out.push((escaped[1..escaped.len() - 1].to_string(), what));
+    }
+    out
+}
+
+#[track_caller]
+fn assert_no_secret(text: &str, place: &str) {
+    for (form, what) in every_form() {
+        assert!(
+            !text.contains(&form),
+            "the {what} ({form:?}) reached {place}:\n{text}"
+        );
+    }
+}
+
+/// A tai whose environment holds every one of its own secrets.
+fn tai_with_secrets(tag: &str) -> Tai {
+    let mut t = Tai::new(tag);
+    t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE)
+        .env("TAI_API_KEY", API_KEY)
+        .env("TAI_MCP_KEY", SERVER_KEY)
+        .env("GITHUB_TOKEN", GITHUB)
+        .env("MY_TOKEN", VAR_VALUE)
+        .env("PROJECT_DIR", "/srv/project")
+        .env("UNLISTED", "not-for-servers")
+        .env("COPY_OF_SECRET", VAULT_SECRET);
+    t
+}
+
+#[test]
+fn a_stdio_server_gets_the_allowlist_its_env_and_its_passthrough_only() {
+    let t = tai_with_secrets("child-env");
+    t.run_stdin(&["vault", "secret", "set", "vtok"], VAULT_SECRET)
+        .ok();
+    let log = t.dir.path().join("env.log");
+    let entry = json!({"mcpServers": {"envy": {
+        "command": stub_stdio(),
+        "args": ["--dump-env", "--env-tool", "--log", log.display().to_string()],
+        "env": {"NAMED_TOKEN": "${GITHUB_TOKEN}", "LITERAL": LITERAL_ENV},
+        "env_vars": ["PROJECT_DIR", "COPY_OF_SECRET", "TAI_API_KEY"],
+    }}});
+    let added = t.run(&["--yolo", "mcp", "add", &entry.to_string()]);
+    let shown = added.ok().to_string() + &added.stderr;
+    // consent (here: --yolo's note of what it approved) names the passthrough
+    assert!(t.run(&["mcp", "list"]).ok().contains("envy"), "{shown}");
+    let run = t.run(&["--yolo", "mcp", "call", "envy", "env"]);
+    run.ok();
+    let envs: Vec<Value> = stub_log(&log)
+        .into_iter()
+        .filter_map(|l| l.get("env").cloned())
+        .collect();
+    assert!(envs.len() >= 2, "both spawns dumped their environment");
+    for env in &envs {
+        let env = env.as_object().unwrap();
+        for name in [
+            "TAI_VAULT_PASSPHRASE",
+            "TAI_API_KEY",
+            "TAI_MCP_KEY",
+            "GITHUB_TOKEN",
+            "UNLISTED",
+            "TAI_HOME",
+            "COPY_OF_SECRET",
+        ] {
+            assert!(
+                !env.contains_key(name),
+                "{name} reached the server: {env:?}"
+            );
+        }
+        let text = Value::Object(env.clone()).to_string();
+        for v in [PASSPHRASE, API_KEY, SERVER_KEY, VAULT_SECRET] {
+            assert!(!text.contains(v), "{v} reached the server: {text}");
+        }
+        // what the entry names explicitly, and the allowlist, are there
+        assert_eq!(env["NAMED_TOKEN"], GITHUB);
+        assert_eq!(env["LITERAL"], LITERAL_ENV);
+        assert_eq!(env["PROJECT_DIR"], "/srv/project");
+        assert!(env.contains_key("PATH") && env.contains_key("HOME"));
+    }
+    // the server's own answer is redacted on the way back
+    assert_no_secret(&run.stdout, "the terminal");
+    assert!(
+        run.stdout.contains("PROJECT_DIR=/srv/project"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_shell_tool_child_gets_none_of_tais_secrets() {
+    let dir = TempDir::new("shell-env");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"name": "shell", "arguments": json!({"command": "env"}).to_string()}]},
+            {"text": "done"}
+        ]),
+    );
+    let mut t = tai_with_secrets("shell-env-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    t.run_stdin(&["vault", "secret", "set", "vtok"], VAULT_SECRET)
+        .ok();
+    t.run(&["--yolo", "-p", "show the environment"]).ok();
+    let out = &ModelStub::tool_messages(&model.requests()[1])[0];
+    for name in [
+        "TAI_VAULT_PASSPHRASE=",
+        "TAI_API_KEY=",
+        "TAI_MCP_KEY=",
+        "GITHUB_TOKEN=",
+        "COPY_OF_SECRET=",
+    ] {
+        assert!(!out.contains(name), "{name} reached the shell: {out}");
+    }
+    // the rest of the user's environment is there
+    assert!(out.contains("UNLISTED=not-for-servers"), "{out}");
+    assert!(out.contains("PROJECT_DIR=/srv/project"), "{out}");
+}
+
+/// The scenario of the issue: a hostile server echoes back every secret kind; nothing of
+/// them reaches the model, the terminal, a spill record, the conversation or the audit
+/// trail; and the sealed vault's files hold none of them, nor the conversation's text.
+#[test]
+fn a_server_echoing_every_secret_kind_leaks_none_of_them() {
+    let dir = TempDir::new("echo-secrets");
+    let say = dir.path().join("say.txt");
+    let escaped_quoted = Value::String(QUOTED.into()).to_string();
+    let mut said = String::new();
+    for v in [
+        PASSPHRASE,
+        API_KEY,
+        SERVER_KEY,
+        GITHUB,
+        VAULT_SECRET,
+        VAR_VALUE,
+        LITERAL_ENV,
+        HEADER_TOKEN,
+        QUOTED,
+    ] {
+        said.push_str(&format!("raw {v}\njson {}\n", Value::String(v.into())));
+    }
+    said.push_str(&format!("{{\"nested\": {escaped_quoted}}}\n"));
+    // Past the inline cap, so the result spills; the secrets again at the end.
+    said.push_str(&"padding ".repeat(10_000));
+    said.push_str(&format!("\nend {QUOTED} {HEADER_TOKEN} {API_KEY}\n"));
+    std::fs::write(&say, &said).unwrap();
+
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"name": "mcp_echo_env", "arguments": "{}"}]},
+            {"text": "PROMPT-REPLY-marker-text"}
+        ]),
+    );
+    let remote = HttpStub::start(&["--era", "legacy"]);
+    let mut t = tai_with_secrets("echo-secrets-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    t.run_stdin(&["vault", "secret", "set", "vtok"], VAULT_SECRET)
+        .ok();
+    t.run_stdin(&["vault", "secret", "set", "quoted"], QUOTED)
+        .ok();
+    t.run(&["vault", "seal"]).ok();
+    let entry = json!({"mcpServers": {
+        "echo": {
+            "command": stub_stdio(),
+            "args": ["--env-tool", "--say-file", say.display().to_string()],
+            "env": {"FROM_VAR": "${MY_TOKEN}", "LITERAL_TOKEN": LITERAL_ENV},
+        },
+        "remote": {"url": remote.url, "headers": {"Authorization": format!("Bearer {HEADER_TOKEN}")}},
+    }});
+    import(&t, &entry);
+    t.run(&["mcp", "enable", "echo"]).ok();
+    let run = t.run(&[
+        "--yolo",
+        "-p",
+        "PROMPT-USER-marker-text: what does echo say?",
+    ]);
+    run.ok();
+
+    // the model
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert_no_secret(&r.to_string(), "the model request");
+    }
+    let result = &ModelStub::tool_messages(&requests[1])[0];
+    assert!(result.contains("[REDACTED:"), "{result}");
+    assert!(result.contains("stored whole as record"), "{result}");
+    // the terminal
+    assert_no_secret(&run.stdout, "stdout");
+    assert_no_secret(&run.stderr, "stderr");
+    // the spill record (opened from the seal)
+    let records: Value =
+        serde_json::from_str(t.run(&["vault", "record", "list", "--json"]).ok()).unwrap();
+    let id = records[0]["id"].as_str().unwrap();
+    let record = t.run(&["vault", "record", "get", id]).ok().to_string();
+    assert!(record.contains("padding padding") && record.contains("[REDACTED:"));
+    assert_no_secret(&record, "the spill record");
+    // the conversation (opened from the seal)
+    let mut store = tai::vault::Store::open(&t.vault_path()).unwrap();
+    store.unlock(PASSPHRASE).unwrap();
+    let (_, messages) = store.conversation_last().unwrap().unwrap();
+    let messages = messages.to_string();
+    assert!(messages.contains("PROMPT-USER-marker-text"));
+    assert_no_secret(&messages, "the conversation");
+    drop(store);
+    // the audit trail
+    let audit = t
+        .run(&["vault", "audit", "--json", "--limit", "1000"])
+        .ok()
+        .to_string();
+    assert!(
+        audit.contains("mcp_echo_env") || audit.contains("echo/env"),
+        "{audit}"
+    );
+    assert_no_secret(&audit, "the audit trail");
+
+    // the sealed files hold no secret, no conversation text and no literal token
+    let home = t.home();
+    for f in ["vault.db", "vault.db-wal", "vault.db-shm"] {
+        let path = home.join(f);
+        for (form, what) in every_form() {
+            assert!(
+                !file_contains(&path, form.as_bytes()),
+                "the {what} is in {f}"
+            );
+        }
+        for text in [
+            "PROMPT-USER-marker-text",
+            "PROMPT-REPLY-marker-text",
+            "padding padding",
+        ] {
+            assert!(!file_contains(&path, text.as_bytes()), "{text:?} is in {f}");
+        }
+    }
+    assert!(home.join("vault.db").exists());
+}
+
+#[test]
+fn a_one_character_api_key_leaves_words_intact() {
+    let dir = TempDir::new("short-key");
+    let say = dir.path().join("say.txt");
+    std::fs::write(&say, "day_of_week keys kk k").unwrap();
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"name": "mcp_echo_env", "arguments": "{}"}]},
+            {"text": "ok"}
+        ]),
+    );
+    let mut t = Tai::new("short-key-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model")
+        .env("TAI_API_KEY", "k");
+    let entry = json!({"mcpServers": {"echo": {
+        "command": stub_stdio(),
+        "args": ["--env-tool", "--say-file", say.display().to_string()],
+    }}});
+    t.run(&["--yolo", "mcp", "add", &entry.to_string()]).ok();
+    t.run(&["mcp", "enable", "echo"]).ok();
+    t.run(&["--yolo", "-p", "go"]).ok();
+    let result = &ModelStub::tool_messages(&model.requests()[1])[0];
+    assert!(result.contains("day_of_week keys kk k"), "{result}");
+    assert!(!result.contains("REDACTED"), "{result}");
+    // `tai vault secret set` warns about such a value
+    let warned = t.run_stdin(&["vault", "secret", "set", "tiny"], "ollama");
+    warned.ok();
+    assert!(warned.stderr.contains("not redacted"), "{}", warned.stderr);
+}
+
+/// `tai mcp import` of a config with several servers.
+fn import(t: &Tai, config: &Value) {
+    let file = t.dir.path().join("servers.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    t.run(&["--yolo", "mcp", "import", &file.display().to_string()])
+        .ok();
+}
+
+/// `tai ARGS` with or without the passphrase in the environment.
+fn run_as(t: &Tai, passphrase: bool, args: &[&str]) -> Run {
+    let mut c = t.cmd(args);
+    if !passphrase {
+        c.env_remove("TAI_VAULT_PASSPHRASE");
+    }
+    Run::from(c.output().unwrap())
+}
+
+#[test]
+fn server_commands_work_on_a_sealed_vault_with_and_without_the_passphrase() {
+    let remote = HttpStub::start(&["--era", "legacy"]);
+    let mut t = Tai::new("sealed-mcp");
+    t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
+    for passphrase in [false, true] {
+        let entry = json!({"mcpServers": {
+            "local": {"command": stub_stdio(), "env": {"TOKEN": LITERAL_ENV}},
+            "remote": {"url": remote.url, "headers": {"Authorization": format!("Bearer {HEADER_TOKEN}")}},
+        }});
+        import(&t, &entry);
+        if !passphrase {
+            t.run(&["vault", "seal"]).ok();
+        }
+        let status = run_as(&t, passphrase, &["status"]).ok().to_string();
+        assert!(
+            status.contains("conversations") && status.contains("stay readable"),
+            "{status}"
+        );
+        for f in ["vault.db", "vault.db-wal"] {
+            let path = t.home().join(f);
+            assert!(!file_contains(&path, LITERAL_ENV.as_bytes()), "{f}");
+            assert!(!file_contains(&path, HEADER_TOKEN.as_bytes()), "{f}");
+        }
+        let list = run_as(&t, passphrase, &["mcp", "list"]).ok().to_string();
+        assert!(list.contains("local") && list.contains("remote"), "{list}");
+        let tools = run_as(&t, passphrase, &["mcp", "tools", "remote"])
+            .ok()
+            .to_string();
+        assert!(tools.contains("echo"), "{tools}");
+        run_as(&t, passphrase, &["mcp", "enable", "remote"]).ok();
+        assert!(
+            run_as(&t, passphrase, &["mcp", "list", "--json"])
+                .ok()
+                .contains("default")
+        );
+        run_as(&t, passphrase, &["mcp", "disable", "remote"]).ok();
+        run_as(&t, passphrase, &["--yolo", "mcp", "remove", "remote"]).ok();
+        run_as(&t, passphrase, &["--yolo", "mcp", "remove", "local"]).ok();
+        assert!(
+            !run_as(&t, passphrase, &["mcp", "list"])
+                .ok()
+                .contains("remote")
+        );
+    }
+    // The trail verifies; the rows the locked commands appended are named as unkeyed.
+    let verified = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(
+        verified.contains("keyed with a key derived from the sealed key"),
+        "{verified}"
+    );
+    // and --verify needs the passphrase when sealed
+    run_as(&t, false, &["vault", "audit", "--verify"]).fails(1);
+}
+
+/// A trail of a few rows, made through the CLI.
+fn trail(t: &Tai) {
+    for name in ["one", "two", "three", "four"] {
+        t.run_stdin(&["vault", "secret", "set", name], "value-long-enough")
+            .ok();
+    }
+}
+
+/// Bypass the append-only triggers, as someone holding the file can.
+fn raw_without_triggers(t: &Tai) -> rusqlite::Connection {
+    let conn = t.raw_db();
+    conn.execute_batch("DROP TRIGGER audit_no_update; DROP TRIGGER audit_no_delete;")
+        .unwrap();
+    conn
+}
+
+#[test]
+fn verify_detects_removed_newest_rows_and_edits() {
+    for sealed in [false, true] {
+        let mut t = Tai::new("audit-cut");
+        t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
+        if sealed {
+            t.run(&["vault", "seal"]).ok();
+        }
+        trail(&t);
+        let ok = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+        assert!(ok.contains("intact"), "{ok}");
+        if !sealed {
+            assert!(
+                ok.contains("not a forger"),
+                "the unsealed limit is said: {ok}"
+            );
+        }
+        // the newest rows removed
+        let conn = raw_without_triggers(&t);
+        let n: i64 = conn
+            .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
+            .unwrap();
+        conn.execute("DELETE FROM audit WHERE id > ?1", [n - 2])
+            .unwrap();
+        drop(conn);
+        let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
+        assert!(err.contains("truncated"), "sealed {sealed}: {err}");
+
+        // an edited row
+        let t = Tai::new("audit-edit");
+        let mut t = t;
+        t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
+        if sealed {
+            t.run(&["vault", "seal"]).ok();
+        }
+        trail(&t);
+        let conn = raw_without_triggers(&t);
+        conn.execute("UPDATE audit SET outcome = 'nothing' WHERE id = 2", [])
+            .unwrap();
+        drop(conn);
+        let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
+        assert!(err.contains("broken at row 2"), "sealed {sealed}: {err}");
+    }
+}
+
+/// The forger edits a row and recomputes the chain from it on, with everything the file
+/// holds: the public key (or plain SHA-256), and a new head.
+fn forge(t: &Tai, chain: i64) {
+    use tai::vault::audit::{self, Event, Head, PUBLIC_KEY};
+    let conn = raw_without_triggers(t);
+    conn.execute("UPDATE audit SET outcome = 'nothing' WHERE id = 2", [])
+        .unwrap();
+    let rows: Vec<(i64, i64, Event)> = {
+        let mut st = conn
+            .prepare("SELECT id, time, kind, subject, arg_digest, outcome, duration, size, detail FROM audit ORDER BY id")
+            .unwrap();
+        st.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                Event {
+                    kind: r.get(2)?,
+                    subject: r.get(3)?,
+                    arg_digest: r.get(4)?,
+                    outcome: r.get(5)?,
+                    duration_ms: r.get(6)?,
+                    size: r.get(7)?,
+                    detail: r.get(8)?,
+                },
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    let mut prev = String::new();
+    for (id, time, e) in &rows {
+        let hash = if chain == audit::CHAIN_LEGACY {
+            audit::chain_hash(&prev, *id, *time, e)
+        } else {
+            audit::link(PUBLIC_KEY, chain, &prev, *id, *time, e)
+        };
+        conn.execute(
+            "UPDATE audit SET hash = ?1, chain = ?2 WHERE id = ?3",
+            rusqlite::params![hash, chain, id],
+        )
+        .unwrap();
+        prev = hash;
+    }
+    let head = Head::new(PUBLIC_KEY, rows.len() as i64, &prev);
+    conn.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'audit_head'",
+        [head.encode()],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_recomputed_chain_fails_verify_when_sealed_and_is_said_to_pass_unsealed() {
+    use tai::vault::audit::{CHAIN_LEGACY, CHAIN_PUBLIC};
+    for chain in [CHAIN_PUBLIC, CHAIN_LEGACY] {
+        let mut t = Tai::new("audit-forge");
+        t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
+        t.run(&["vault", "seal"]).ok();
+        trail(&t);
+        forge(&t, chain);
+        let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
+        assert!(err.contains("audit trail"), "chain {chain}: {err}");
+    }
+    // Unsealed, the public key cannot tell a forger from tai: said plainly.
+    let mut t = Tai::new("audit-forge-open");
+    t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
+    trail(&t);
+    forge(&t, CHAIN_PUBLIC);
+    let out = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(out.contains("not a forger who has the file"), "{out}");
+}
