@@ -63,7 +63,9 @@ fn tai_with_secrets(tag: &str) -> Tai {
 
 #[test]
 fn a_stdio_server_gets_the_allowlist_its_env_and_its_passthrough_only() {
-    let t = tai_with_secrets("child-env");
+    let mut t = tai_with_secrets("child-env");
+    // Too short to be redacted, so only its name keeps it from the child.
+    t.env("TAI_MCP_KEY", "tiny");
     t.run_stdin(&["vault", "secret", "set", "vtok"], VAULT_SECRET)
         .ok();
     let log = t.dir.path().join("env.log");
@@ -71,7 +73,7 @@ fn a_stdio_server_gets_the_allowlist_its_env_and_its_passthrough_only() {
         "command": stub_stdio(),
         "args": ["--dump-env", "--env-tool", "--log", log.display().to_string()],
         "env": {"NAMED_TOKEN": "${GITHUB_TOKEN}", "LITERAL": LITERAL_ENV},
-        "env_vars": ["PROJECT_DIR", "COPY_OF_SECRET", "TAI_API_KEY"],
+        "env_vars": ["PROJECT_DIR", "COPY_OF_SECRET", "TAI_API_KEY", "TAI_MCP_KEY"],
     }}});
     let added = t.run(&["--yolo", "mcp", "add", &entry.to_string()]);
     let shown = added.ok().to_string() + &added.stderr;
@@ -130,6 +132,8 @@ fn the_shell_tool_child_gets_none_of_tais_secrets() {
         ]),
     );
     let mut t = tai_with_secrets("shell-env-run");
+    // Too short to be redacted, so only its name keeps it from the child.
+    t.env("TAI_MCP_KEY", "tiny");
     t.env("TAI_BASE_URL", &model.url)
         .env("TAI_MODEL", "stub-model");
     t.run_stdin(&["vault", "secret", "set", "vtok"], VAULT_SECRET)
