@@ -511,3 +511,60 @@ fn a_recomputed_chain_fails_verify_when_sealed_and_is_said_to_pass_unsealed() {
     let out = t.run(&["vault", "audit", "--verify"]).ok().to_string();
     assert!(out.contains("not a forger who has the file"), "{out}");
 }
+
+/// What was stored before the seal is sealed by it: records, conversations, env; and
+/// what is stored in a conversation is redacted first.
+#[test]
+fn sealing_seals_what_was_stored_before() {
+    use tai::vault::{Store, seal::KdfParams};
+    let fast = KdfParams {
+        m_cost_kib: 64,
+        t_cost: 1,
+        p_cost: 1,
+    };
+    let dir = TempDir::new("seal-before");
+    let path = dir.path().join("vault.db");
+    let mut store = Store::open(&path).unwrap();
+    store.secret_set("vtok", VAULT_SECRET).unwrap();
+    let id = store
+        .record_put("tool:x", "record-plaintext-marker")
+        .unwrap();
+    let said = json!([{"role": "user", "content": format!("conversation-plaintext-marker {VAULT_SECRET} {QUOTED}")}]);
+    store.secret_set("quoted", QUOTED).unwrap();
+    let conv = store.conversation_save(None, "default", &said).unwrap();
+    let (_, back) = store.conversation_last().unwrap().unwrap();
+    let back = back.to_string();
+    assert!(
+        back.contains("conversation-plaintext-marker [REDACTED:vtok] [REDACTED:quoted]"),
+        "{back}"
+    );
+    store.seal(PASSPHRASE, fast).unwrap();
+    drop(store);
+    for f in ["vault.db", "vault.db-wal", "vault.db-shm"] {
+        let p = dir.path().join(f);
+        for marker in [
+            "record-plaintext-marker",
+            "conversation-plaintext-marker",
+            VAULT_SECRET,
+        ] {
+            assert!(!file_contains(&p, marker.as_bytes()), "{marker} in {f}");
+        }
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert!(
+        store.record_get(&id).is_err(),
+        "locked: the record stays sealed"
+    );
+    store.unlock(PASSPHRASE).unwrap();
+    assert_eq!(
+        store.record_get(&id).unwrap().content,
+        "record-plaintext-marker"
+    );
+    assert_eq!(store.conversation_last().unwrap().unwrap().0, conv);
+    // and back: unsealing leaves them readable in plain text
+    store.unseal().unwrap();
+    assert_eq!(
+        store.record_get(&id).unwrap().content,
+        "record-plaintext-marker"
+    );
+}
