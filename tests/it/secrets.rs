@@ -493,15 +493,24 @@ fn forge(t: &Tai, chain: i64) {
 
 #[test]
 fn a_recomputed_chain_fails_verify_when_sealed_and_is_said_to_pass_unsealed() {
-    use tai::vault::audit::{CHAIN_LEGACY, CHAIN_PUBLIC};
-    for chain in [CHAIN_PUBLIC, CHAIN_LEGACY] {
+    use tai::vault::audit::{CHAIN_LEGACY, CHAIN_PUBLIC, CHAIN_SEALED};
+    for chain in [CHAIN_PUBLIC, CHAIN_LEGACY, CHAIN_SEALED] {
         let mut t = Tai::new("audit-forge");
         t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
         t.run(&["vault", "seal"]).ok();
         trail(&t);
+        let honest = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+        assert!(
+            honest.contains("keyed with a key derived from the sealed key"),
+            "{honest}"
+        );
         forge(&t, chain);
         let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
         assert!(err.contains("audit trail"), "chain {chain}: {err}");
+        if chain == CHAIN_SEALED {
+            // rows claiming the sealed key, hashed without it: the first one is named
+            assert!(err.contains("broken at row 1"), "{err}");
+        }
     }
     // Unsealed, the public key cannot tell a forger from tai: said plainly.
     let mut t = Tai::new("audit-forge-open");
