@@ -577,3 +577,46 @@ fn sealing_seals_what_was_stored_before() {
         "record-plaintext-marker"
     );
 }
+
+/// Served: the API key (and tai's other secrets) are redacted from what the served
+/// `chat` and a served tool return, and from what the model is sent.
+#[test]
+fn served_chat_and_tools_never_return_the_api_key() {
+    let dir = TempDir::new("serve-keys");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(
+        &file,
+        format!("api {API_KEY} server {SERVER_KEY} pass {PASSPHRASE}"),
+    )
+    .unwrap();
+    let read = json!({"path": file}).to_string();
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"name": "read_file", "arguments": read}]},
+            {"text": "read it"}
+        ]),
+    );
+    let mut t = tai_with_secrets("serve-keys-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    let call = |id: i64, name: &str, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}).to_string()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}).to_string();
+    let lines = [
+        init,
+        call(1, "chat", json!({"message": "read the notes"})),
+        call(2, "read_file", json!({"path": file})),
+    ];
+    let run = t.run_stdin(&["--serve-mcp-stdio"], &(lines.join("\n") + "\n"));
+    let out = run.ok();
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(out.contains("[REDACTED:api-key]"), "{out}");
+    assert_no_secret(out, "the served answers");
+    assert_no_secret(&run.stderr, "the server's stderr");
+    for r in model.requests() {
+        assert_no_secret(&r.to_string(), "the model request");
+    }
+    assert!(ModelStub::tool_messages(&model.requests()[1])[0].contains("[REDACTED:server-key]"));
+}
