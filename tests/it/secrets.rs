@@ -606,8 +606,9 @@ fn served_chat_and_tools_never_return_the_api_key() {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}).to_string();
     let lines = [
         init,
-        call(1, "chat", json!({"message": "read the notes"})),
-        call(2, "read_file", json!({"path": file})),
+        // a served tool first: the key is in the set from the start, not once chat ran
+        call(1, "read_file", json!({"path": file})),
+        call(2, "chat", json!({"message": "read the notes"})),
     ];
     let run = t.run_stdin(&["--serve-mcp-stdio"], &(lines.join("\n") + "\n"));
     let out = run.ok();
