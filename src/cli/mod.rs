@@ -46,6 +46,11 @@ pub type Result<T = ()> = std::result::Result<T, Failure>;
 
 /// Run tai with the process's arguments; returns the exit code.
 pub fn run() -> i32 {
+    // tai's environment holds its secrets (TAI_VAULT_PASSPHRASE, TAI_API_KEY, …), and a
+    // child running as the same user could read them from /proc/<tai>/environ even though
+    // its own environment was built without them. Not dumpable, those files are root's.
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_dumpable(false);
     let raw = match args::parse(std::env::args_os().skip(1)) {
         Ok(raw) => raw,
         Err(e) => {

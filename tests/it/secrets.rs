@@ -621,3 +621,73 @@ fn served_chat_and_tools_never_return_the_api_key() {
     }
     assert!(ModelStub::tool_messages(&model.requests()[1])[0].contains("[REDACTED:server-key]"));
 }
+
+/// A child runs as the same user as tai, so tai's own `/proc/PID/environ` (which holds the
+/// secrets it was started with) must not be readable by it: tai makes itself
+/// non-dumpable. As root, tai and the reader run as `nobody` (through `setpriv`).
+#[test]
+fn tais_own_environment_is_not_readable_by_its_user() {
+    use std::io::Read;
+    let dir = TempDir::new("environ");
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    // A copy anyone can run, in a directory anyone can enter.
+    let bin = dir.path().join("tai");
+    std::fs::copy(env!("CARGO_BIN_EXE_tai"), &bin).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for (p, mode) in [(dir.path(), 0o777), (bin.as_path(), 0o755)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let as_user = |program: &std::path::Path| {
+        let mut c = if root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(program);
+            c
+        } else {
+            std::process::Command::new(program)
+        };
+        c.env_clear();
+        c
+    };
+    let mut tai = as_user(&bin);
+    tai.arg("--serve-mcp-stdio")
+        .env("HOME", dir.path())
+        .env("TAI_HOME", dir.path().join("home"))
+        .env("TAI_CONFIG", dir.path().join("config.toml"))
+        .env("TAI_API_KEY", API_KEY)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = tai.spawn().unwrap();
+    // It answers a ping once it is up (its vault opened, its prctl done).
+    {
+        use std::io::Write;
+        let stdin = child.stdin.as_mut().unwrap();
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"ping"}}"#).unwrap();
+        let mut byte = [0u8; 1];
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut byte)
+            .unwrap();
+    }
+    // tai's pid: the child itself, or setpriv's exec of it (same pid).
+    let pid = child.id();
+    let read = as_user(std::path::Path::new("/bin/cat"))
+        .arg(format!("/proc/{pid}/environ"))
+        .output()
+        .unwrap();
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let text = String::from_utf8_lossy(&read.stdout);
+    assert!(
+        !text.contains(API_KEY),
+        "tai's environ was readable: {text}"
+    );
+    assert!(
+        String::from_utf8_lossy(&read.stderr).contains("Permission denied"),
+        "{read:?}"
+    );
+}
