@@ -691,3 +691,29 @@ fn tais_own_environment_is_not_readable_by_its_user() {
         "{read:?}"
     );
 }
+
+/// Consent names what a server will be handed: its `env` names and the passthrough list;
+/// a change to the passthrough list asks again.
+#[test]
+fn consent_shows_the_passthrough_list_and_covers_it() {
+    use tai::config::normalize::normalize;
+    use tai::mcp::intake;
+    let dir = TempDir::new("consent-pass");
+    let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let toml = "[mcp_servers.docs]\ncommand = \"docs-server\"\nenv = { DOCS_TOKEN = \"${T}\" }\nenv_vars = [\"PROJECT_DIR\", \"LANG_EXTRA\"]\n";
+    let entry = normalize(toml, false).unwrap().entries.remove(0);
+    assert_eq!(entry.env_vars, ["PROJECT_DIR", "LANG_EXTRA"]);
+    let env = |k: &str| (k == "T").then(|| "token-value-123".to_string());
+    let resolved = intake::resolve(&entry, &store, &env).unwrap();
+    let shown = resolved.shown();
+    assert!(shown.contains("env: DOCS_TOKEN"), "{shown}");
+    assert!(
+        shown.contains("passed through from your environment: PROJECT_DIR, LANG_EXTRA"),
+        "{shown}"
+    );
+    assert!(!shown.contains("token-value-123"), "{shown}");
+    let mut fewer = entry.clone();
+    fewer.env_vars.pop();
+    let other = intake::resolve(&fewer, &store, &env).unwrap();
+    assert_ne!(resolved.consent_hash(), other.consent_hash());
+}
