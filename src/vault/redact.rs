@@ -84,25 +84,34 @@ fn marker_spans(text: &str, names: &[&str]) -> Vec<(usize, usize)> {
 /// occurrence is not wholly inside a longer one; values under `MIN_SECRET_CHARS` are
 /// ignored; occurrences inside a marker naming known secrets are left alone.
 pub fn redact(text: &str, secrets: &[Secret]) -> String {
+    redact_with(text, secrets, &patterns(secrets))
+}
+
+/// `(pattern, secret index)`: every form of every secret long enough to be one.
+fn patterns(secrets: &[Secret]) -> Vec<(String, usize)> {
+    secrets
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !too_short(&s.value))
+        .flat_map(|(i, s)| forms(&s.value).into_iter().map(move |f| (f, i)))
+        .collect()
+}
+
+fn redact_with(text: &str, secrets: &[Secret], patterns: &[(String, usize)]) -> String {
     let names: Vec<&str> = secrets.iter().map(|s| s.name.as_str()).collect();
     let markers = marker_spans(text, &names);
     // (start, end, secret index) of every occurrence, overlapping ones included.
     let mut hits: Vec<(usize, usize, usize)> = Vec::new();
-    for (i, s) in secrets.iter().enumerate() {
-        if too_short(&s.value) {
-            continue;
-        }
-        for needle in forms(&s.value) {
-            let mut from = 0;
-            while let Some(pos) = text[from..].find(needle.as_str()) {
-                let start = from + pos;
-                let end = start + needle.len();
-                if !markers.iter().any(|&(a, b)| a <= start && end <= b) {
-                    hits.push((start, end, i));
-                }
-                // Step one char, not one match, so overlapping occurrences are found too.
-                from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+    for (needle, i) in patterns {
+        let mut from = 0;
+        while let Some(pos) = text[from..].find(needle.as_str()) {
+            let start = from + pos;
+            let end = start + needle.len();
+            if !markers.iter().any(|&(a, b)| a <= start && end <= b) {
+                hits.push((start, end, *i));
             }
+            // Step one char, not one match, so overlapping occurrences are found too.
+            from = start + text[start..].chars().next().map_or(1, char::len_utf8);
         }
     }
     if hits.is_empty() {
@@ -142,9 +151,20 @@ pub fn redact(text: &str, secrets: &[Secret]) -> String {
 /// The redaction set one process holds. Callers add values as they become known (vault
 /// secrets, `${VAR}` values, the API key, the passphrase, the server key, stored literal
 /// env and header values); a value is held once, under the first name it was added with.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct RedactionSet {
     secrets: Vec<Secret>,
+    /// Every form of every secret, computed once as values are added.
+    patterns: Vec<(String, usize)>,
+}
+
+impl std::fmt::Debug for RedactionSet {
+    /// Names only: a value (or a form of one) never reaches a debug print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.secrets.iter().map(|s| &s.name))
+            .finish()
+    }
 }
 
 impl RedactionSet {
@@ -153,6 +173,9 @@ impl RedactionSet {
         if too_short(value) || self.secrets.iter().any(|s| s.value == value) {
             return false;
         }
+        let index = self.secrets.len();
+        self.patterns
+            .extend(forms(value).into_iter().map(|f| (f, index)));
         self.secrets.push(Secret {
             name: name.into(),
             value: value.into(),
@@ -163,6 +186,7 @@ impl RedactionSet {
     /// Drop every value held under `name`.
     pub fn remove(&mut self, name: &str) {
         self.secrets.retain(|s| s.name != name);
+        self.patterns = patterns(&self.secrets);
     }
 
     /// Every held value (for keeping them out of child environments).
@@ -180,7 +204,7 @@ impl RedactionSet {
 
     /// `text` with every held value replaced by a marker.
     pub fn redact(&self, text: &str) -> String {
-        redact(text, &self.secrets)
+        redact_with(text, &self.secrets, &self.patterns)
     }
 }
 
@@ -347,6 +371,9 @@ mod tests {
         set.remove("pw");
         assert_eq!(set.values(), ["sk-0123456789"]);
         assert!(format!("{:?}", set).contains("api-key"));
-        assert!(!format!("{:?}", set).contains("sk-0123456789"));
+        assert!(!format!("{:?}", set).contains("0123456789"));
+        // removing rebuilds the patterns: the value is no longer matched
+        set.remove("api-key");
+        assert_eq!(set.redact("sk-0123456789"), "sk-0123456789");
     }
 }
