@@ -138,9 +138,9 @@ pub fn resolve(
     Ok(Resolved { spec, values })
 }
 
-/// Add the resolved values to the store's redaction set: every value that came from the
-/// vault, and values from the environment of 8 characters or more (tokens and keys; a
-/// short value such as a flag or a word would scrub ordinary text everywhere).
+/// Add the resolved values to the store's redaction set. Values under 8 characters are
+/// not held, wherever they came from (a short value such as a flag or a word would scrub
+/// ordinary text everywhere; see `redact::MIN_SECRET_CHARS`).
 pub fn remember_values(store: &mut Store, r: &Resolved) {
     for (k, v) in &r.values {
         let from_vault = store
