@@ -205,15 +205,21 @@ pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> V
     }
     let found = rows.len() as i64;
     let Some(head) = head else {
-        return if seen_keyed {
-            Verdict::BadHead("the chain's head is missing from the vault".into())
-        } else {
+        // No head yet: a trail from before v3, perhaps followed by rows a locked sealed
+        // vault appended. A row keyed with the sealed key, or an unsealed row past the
+        // legacy ones, always moved the head: its absence is then a removal.
+        let tail = rows.iter().filter(|r| r.chain != CHAIN_LEGACY).count();
+        let ok =
+            !rows.iter().any(|r| r.chain == CHAIN_SEALED) && (tail == 0 || sealed_key.is_some());
+        return if ok {
             Verdict::Intact {
                 rows: rows.len(),
                 keyed: false,
-                unkeyed_tail: 0,
+                unkeyed_tail: tail,
                 headless: true,
             }
+        } else {
+            Verdict::BadHead("the chain's head is missing from the vault".into())
         };
     };
     if !head.authentic(sealed_key.unwrap_or(PUBLIC_KEY)) {

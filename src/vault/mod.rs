@@ -313,7 +313,7 @@ impl Store {
                 self.key = Some(key);
                 self.remember("vault-passphrase", passphrase);
                 self.redaction_changed();
-                Ok(())
+                self.seal_leftovers()
             }
             _ => Err(Error::WrongPassphrase),
         }
@@ -364,6 +364,55 @@ impl Store {
         self.remember("vault-passphrase", passphrase);
         self.redaction_changed();
         self.scrub_files()
+    }
+
+    /// Seal what a sealed vault still holds in plain text in the columns the seal came to
+    /// cover later (server env, conversations, records: v3), on the first unlock after
+    /// the upgrade.
+    fn seal_leftovers(&mut self) -> Result<()> {
+        let Some(key) = self.key.as_ref() else {
+            return Ok(());
+        };
+        let tx = self.conn.transaction().map_err(sql("sealing"))?;
+        let mut sealed = 0;
+        for (table, column, id, kind) in [
+            ("mcp_servers", "env_json", "name", "env"),
+            (
+                "conversations",
+                "messages_json",
+                "CAST(id AS TEXT)",
+                "conversation",
+            ),
+            ("records", "content", "id", "record"),
+        ] {
+            let rows: Vec<(String, String)> = {
+                let mut st = tx
+                    .prepare(&format!(
+                        "SELECT {id}, {column} FROM {table} WHERE typeof({column}) = 'text'"
+                    ))
+                    .map_err(sql("sealing"))?;
+                st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(sql("sealing"))?
+                    .collect::<rusqlite::Result<_>>()
+                    .map_err(sql("sealing"))?
+            };
+            for (row, text) in rows {
+                let blob = key
+                    .seal(text.as_bytes(), &format!("{kind}:{row}"))
+                    .map_err(io("sealing".into()))?;
+                tx.execute(
+                    &format!("UPDATE {table} SET {column} = ?1 WHERE {id} = ?2"),
+                    params![blob, row],
+                )
+                .map_err(sql("sealing"))?;
+                sealed += 1;
+            }
+        }
+        tx.commit().map_err(sql("sealing"))?;
+        if sealed > 0 {
+            self.scrub_files()?;
+        }
+        Ok(())
     }
 
     /// Turn the seal off (the vault must be unlocked): values go back to plain text.
@@ -660,9 +709,11 @@ impl Store {
     /// sealed vault is locked the row is chained with the public key and the head stays.
     pub fn audit(&mut self, mut event: audit::Event) -> Result<i64> {
         let withheld = "(withheld: it could not be checked for secrets while the vault is locked)";
+        // A subject names a server, tool, secret or profile (all stored in the clear):
+        // while locked, what this process knows is scrubbed from it.
         event.subject = self
             .redact(&event.subject)
-            .unwrap_or_else(|_| withheld.into());
+            .unwrap_or_else(|_| self.known.redact(&event.subject));
         event.detail = event
             .detail
             .map(|d| self.redact(&d).unwrap_or_else(|_| withheld.into()));

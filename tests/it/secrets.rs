@@ -717,3 +717,76 @@ fn consent_shows_the_passthrough_list_and_covers_it() {
     let other = intake::resolve(&fewer, &store, &env).unwrap();
     assert_ne!(resolved.consent_hash(), other.consent_hash());
 }
+
+/// A vault sealed before v3 held server env, conversations and records in plain text;
+/// the first unlock seals them, and the trail (no head yet) verifies.
+#[test]
+fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
+    use tai::vault::{Store, audit::Verdict, seal::KdfParams};
+    let fast = KdfParams {
+        m_cost_kib: 64,
+        t_cost: 1,
+        p_cost: 1,
+    };
+    let dir = TempDir::new("upgrade-seal");
+    let path = dir.path().join("vault.db");
+    let mut store = Store::open(&path).unwrap();
+    store.seal(PASSPHRASE, fast).unwrap();
+    drop(store);
+    // what a v2 tai left: plain text in the columns v3 seals, no audit head
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO mcp_servers(name, transport, command, args_json, env_json, source, created, updated)
+           VALUES ('old', 'stdio', 'x', '[]', '{{\"TOKEN\":\"{LITERAL_ENV}\"}}', 'explicit', 1, 1);
+         INSERT INTO conversations(profile, created, updated, messages_json)
+           VALUES ('default', 1, 1, '[{{\"role\":\"user\",\"content\":\"old-conversation-text\"}}]');
+         INSERT INTO records(id, source, size, created, content) VALUES ('rec_old', 'tool:x', 8, 1, 'old-record-text');"
+    ))
+    .unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    // locked: listing works, the env stays closed
+    assert_eq!(
+        tai::mcp::store::list_public(&store).unwrap()[0].entry.name,
+        "old"
+    );
+    store.unlock(PASSPHRASE).unwrap();
+    drop(store);
+    for f in ["vault.db", "vault.db-wal"] {
+        let p = dir.path().join(f);
+        for text in [LITERAL_ENV, "old-conversation-text", "old-record-text"] {
+            assert!(!file_contains(&p, text.as_bytes()), "{text} in {f}");
+        }
+    }
+    let mut store = Store::open(&path).unwrap();
+    store.unlock(PASSPHRASE).unwrap();
+    let row = tai::mcp::store::load(&store, "old").unwrap().unwrap();
+    assert!(format!("{:?}", row.entry.leg).contains(LITERAL_ENV));
+    assert_eq!(
+        store.record_get("rec_old").unwrap().content,
+        "old-record-text"
+    );
+    let (_, messages) = store.conversation_last().unwrap().unwrap();
+    assert!(messages.to_string().contains("old-conversation-text"));
+    // locked appends before any head: reported, not failed
+    drop(store);
+    let mut locked = Store::open(&path).unwrap();
+    locked
+        .audit(tai::vault::audit::Event::new(
+            "mcp-enable",
+            "old",
+            "enabled",
+        ))
+        .unwrap();
+    drop(locked);
+    let mut store = Store::open(&path).unwrap();
+    store.unlock(PASSPHRASE).unwrap();
+    assert!(matches!(
+        store.audit_verify().unwrap(),
+        Verdict::Intact {
+            unkeyed_tail: 1,
+            headless: true,
+            ..
+        }
+    ));
+}
