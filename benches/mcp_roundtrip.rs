@@ -50,6 +50,7 @@ fn stub_stdio() -> StdioSpec {
         args: vec!["--era".into(), "dual".into()],
         env: Vec::new(),
         cwd: None,
+        ..StdioSpec::default()
     }
 }
 
