@@ -135,7 +135,9 @@ mod tests {
     fn server_table() {
         let parent = vars(PARENT);
         let secrets = ["vault-held-value"];
-        let cases: &[(&[(&str, &str)], &[&str], &[&str])] = &[
+        // (the entry's env, the passthrough list, the names the server gets)
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a [&'a str]);
+        let cases: &[Case] = &[
             // nothing asked for: the allowlist only
             (&[], &[], &["PATH", "HOME", "LC_ALL"]),
             // a passthrough name is passed
