@@ -665,3 +665,38 @@ fn chat_handles_and_completions_over_http() {
         "completed"
     );
 }
+
+/// The server key given on the command line and the API key join the redaction set from
+/// the start: a served tool that reads them back returns markers.
+#[test]
+fn served_tools_never_return_the_server_key_or_the_api_key() {
+    let dir = crate::support::TempDir::new("http-serve-keys");
+    let file = dir.path().join("keys.txt");
+    std::fs::write(&file, format!("server {KEY} api sk-served-api-key-42")).unwrap();
+    let mut t = Tai::new("http-serve-keys-run");
+    t.env("TAI_API_KEY", "sk-served-api-key-42");
+    let s = serve(&t);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": file}, "_meta": meta}}).to_string();
+    let (status, _, out) = raw(
+        s.port,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "read_file"),
+        ],
+        &body,
+    );
+    assert_eq!(status, 200, "{out}");
+    assert!(
+        !out.contains(KEY) && !out.contains("sk-served-api-key-42"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[REDACTED:server-key]") && out.contains("[REDACTED:api-key]"),
+        "{out}"
+    );
+}
