@@ -94,16 +94,22 @@ Usage:
   tai vault secret set NAME      Read the value from stdin, or ask without echo on a terminal
   tai vault secret list [--json] Names only; values are never printed
   tai vault secret rm NAME
-  tai vault seal                 Encrypt secret values and server headers at rest
+  tai vault seal                 Encrypt secrets, server env and headers, conversations
+                                 and spilled records at rest (names, commands, profiles
+                                 and tool lists stay readable)
   tai vault unseal               Store them in plain text again
   tai vault audit [--limit N] [--json] [--verify]
-                                 Show the audit trail; --verify checks its hash chain
+                                 Show the audit trail; --verify checks its keyed chain
+                                 and its head (removed newest rows are reported)
   tai vault record list [--json] Spilled tool results, newest first
   tai vault record get ID        Print one spilled result
 
 The seal uses XChaCha20-Poly1305 under a key derived with Argon2id from a passphrase:
 TAI_VAULT_PASSPHRASE, or asked on the terminal. A value is never accepted on the command
-line, where other users could read it in the process list.
+line, where other users could read it in the process list. Values under 8 characters are
+not redacted from output (they would scrub ordinary words); `secret set` warns about them.
+Sealed, the audit chain is keyed from the passphrase; unsealed, it detects edits but not
+a forger who has the file.
 ";
 
 const MCP: &str = "\
