@@ -26,6 +26,7 @@ pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod resolver;
+pub mod sanitize;
 pub mod server;
 pub mod sigint;
 pub mod term;

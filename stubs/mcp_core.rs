@@ -32,6 +32,10 @@ pub struct Script {
     pub without: Vec<String>,
     pub add_after_call: bool,
     pub crash_once: Option<String>,
+    /// The redefined tool's new description (instead of appending "(REDEFINED)").
+    pub describe: Option<String>,
+    /// "yes": tools/list answers an internal error (registration with "no" succeeds).
+    pub fail_list: bool,
 }
 
 impl Script {
@@ -65,6 +69,8 @@ impl Script {
                 "--without" => s.without.push(val()),
                 "--add-after-call" => s.add_after_call = true,
                 "--crash-once" => s.crash_once = Some(val()),
+                "--describe" => s.describe = Some(val()),
+                "--fail-list" => s.fail_list = val() == "yes",
                 other => die(&format!("unknown flag {other}")),
             }
         }
@@ -112,7 +118,10 @@ pub enum Action {
 
 pub fn tools(s: &Script, st: &State) -> Vec<Value> {
     let desc = |name: &str, d: &str| match &s.redefine {
-        Some(t) if t == name => format!("{d} (REDEFINED)"),
+        Some(t) if t == name => match &s.describe {
+            Some(text) if text != "none" => text.clone(),
+            _ => format!("{d} (REDEFINED)"),
+        },
         _ => d.to_string(),
     };
     let mut t = vec![
@@ -253,6 +262,9 @@ pub fn handle(s: &Script, st: &mut State, msg: &Value) -> Action {
                 return Action::Reply(vec![error(&id, -32600, "not initialized", None)]);
             }
             let wrap = |r: Value| if modern { modern_extras(r) } else { r };
+            if method == "tools/list" && s.fail_list {
+                return Action::Reply(vec![error(&id, -32603, "the tool list is unavailable", None)]);
+            }
             if method == "tools/list" {
                 let all = tools(s, st);
                 let start: usize = msg

@@ -56,7 +56,8 @@ pub fn run() -> i32 {
     match execute(raw) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("tai: {e}");
+            // Errors carry servers' stderr tails and untrusted names: shown sanitized.
+            eprintln!("tai: {}", crate::sanitize::block(&e.to_string()));
             1
         }
     }

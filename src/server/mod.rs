@@ -2,9 +2,13 @@
 //!
 //! `McpServer::handle` takes one JSON-RPC message (and, over HTTP, the request's era
 //! evidence) and returns the reply. It serves every native tool's schema verbatim plus
-//! `chat` and `completions`; bridged foreign tools are never re-served (that would launder
-//! untrusted servers through tai's identity). No user is present, so approvals are
-//! automatic (the key, or the launching host, is the authority) and `ask_user` denies.
+//! `chat` and `completions`, but never a route to a foreign server's tools: bridged tools
+//! are not re-served and `mcp_call` is not served (that would launder untrusted servers
+//! through tai's identity). Every served call passes the one trust gate
+//! (`bridge::gate`, entrance `Network`); a served `chat` agent's calls pass it as the
+//! model's (enablement and pins hold there too). No user is present, so approvals are
+//! automatic (the key, or the launching host, is the authority), `ask_user` denies, and
+//! no pin is ever changed.
 
 pub mod http;
 pub mod stdio;
@@ -16,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::{Agent, Capture};
 use crate::approval::Approver;
+use crate::bridge::gate::{self, Ask, Entrance};
 use crate::chat::ChatClient;
 use crate::config::Config;
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
@@ -58,10 +63,16 @@ pub struct McpServer {
     pub idle: Duration,
 }
 
-/// The served tool list: natives verbatim, then the two extras. Never a bridged tool.
+/// Native tools that are not served: `mcp_call` would route a network client to a
+/// foreign server's tools.
+pub const NOT_SERVED: &[&str] = &["mcp_call"];
+
+/// The served tool list: natives verbatim (but [`NOT_SERVED`]), then the two extras.
+/// Never a bridged tool, never a route to one.
 pub fn served_tools() -> Vec<Value> {
     let mut out: Vec<Value> = tools::all()
         .iter()
+        .filter(|t| !NOT_SERVED.contains(&t.def().name))
         .map(|t| {
             let d = t.def();
             json!({"name": d.name, "description": d.description, "inputSchema": d.parameters})
@@ -295,19 +306,19 @@ impl McpServer {
         let out = match name {
             CHAT => self.chat(&args, era, session),
             COMPLETIONS => self.completions(&args),
-            _ => {
-                let out = self
-                    .with_tools(|ctx| tools::dispatch(name, ctx, &args))
-                    .unwrap_or_else(|| ToolOutput::error("no such tool"));
-                let text = self.store.redact(&out.text).unwrap_or_else(|_| {
-                    "(withheld: the result could not be checked for secrets)".into()
-                });
-                let (text, _) = self.with_tools(|ctx| crate::agent::spill(ctx, name, text));
-                ToolOutput {
-                    text,
-                    is_error: out.is_error,
-                }
-            }
+            _ => self.with_tools(|ctx| {
+                let mut bridge = crate::bridge::Bridge::empty();
+                gate::call(
+                    ctx,
+                    &mut bridge,
+                    Entrance::Network,
+                    Ask::Named(name),
+                    args.clone(),
+                    None,
+                    &mut |_| {},
+                )
+                .output
+            }),
         };
         result(
             id,
