@@ -13,4 +13,5 @@ mod resolver;
 mod serve_http;
 mod server;
 mod support;
+mod trust;
 mod vault;
