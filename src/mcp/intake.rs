@@ -13,6 +13,7 @@ use super::store;
 use crate::approval::Approver;
 use crate::config::expand::{Expanded, Sources, expand};
 use crate::config::normalize::{Entry, Leg, Normalized, valid_name};
+use crate::sanitize;
 use crate::vault::redact::{Secret, redact};
 use crate::vault::{Store, audit::Event};
 
@@ -136,7 +137,7 @@ impl Resolved {
                         };
                         s.push_str(&format!(
                             "  found on PATH={} (from {whose})\n",
-                            redact(search, &secrets)
+                            sanitize::line(&redact(search, &secrets))
                         ));
                     }
                 }
@@ -152,20 +153,28 @@ impl Resolved {
                     s.push_str("env:\n");
                     for (k, template) in env {
                         s.push_str(&format!(
-                            "  {k}={}\n",
-                            shown_value(template, secret_like(k))
+                            "  {}={}\n",
+                            sanitize::line(k),
+                            sanitize::line(&shown_value(template, secret_like(k)))
                         ));
                     }
                 }
             }
             (ServerSpec::Http(h), Leg::Http { headers, .. }) => {
-                s.push_str(&format!("url: {}\n", redact(&h.url, &secrets)));
+                s.push_str(&format!(
+                    "url: {}\n",
+                    sanitize::line(&redact(&h.url, &secrets))
+                ));
                 if headers.is_empty() {
                     s.push_str("headers: (none)\n");
                 } else {
                     s.push_str("headers:\n");
                     for (k, template) in headers {
-                        s.push_str(&format!("  {k}: {}\n", shown_value(template, true)));
+                        s.push_str(&format!(
+                            "  {}: {}\n",
+                            sanitize::line(k),
+                            sanitize::line(&shown_value(template, true))
+                        ));
                     }
                 }
             }
