@@ -145,6 +145,7 @@ fn every_entrance_refuses_drift_unlisted_and_disabled() {
             call("mcp_stub_echo", json!({"text": "x"})),
             call("mcp_call", json!({"server": "stub", "tool": "nosuch"})),
             call("mcp_call", json!({"server": "stub", "tool": "fail"})),
+            call("mcp_stub_nosuch", json!({})),
             {"text": "done"}
         ]),
     );
@@ -168,6 +169,11 @@ fn every_entrance_refuses_drift_unlisted_and_disabled() {
         "an undrifted tool is called: {}",
         msg(3)
     );
+    assert!(
+        msg(4).contains("no MCP tool named \"mcp_stub_nosuch\""),
+        "{}",
+        msg(4)
+    );
     assert_eq!(pinned(&t, "echo"), Some(false));
 
     // a person: never a drifted tool, never an unlisted one
@@ -187,14 +193,22 @@ fn every_entrance_refuses_drift_unlisted_and_disabled() {
     let dir2 = TempDir::new("trust-entrances-2");
     let model = ModelStub::start(
         dir2.path(),
-        json!([call("mcp_call", json!({"server": "stub", "tool": "fail"})), {"text": "ok"}]),
+        json!([
+            call("mcp_call", json!({"server": "stub", "tool": "fail"})),
+            call("mcp_stub_fail", json!({})),
+            {"text": "ok"}
+        ]),
     );
     use_model(&mut t, &model);
     t.run(&["--yolo", "-p", "again"]).ok();
-    let refused = &ModelStub::tool_messages(&model.requests()[1])[0];
+    let refused = ModelStub::tool_messages(&model.requests()[2]);
     assert!(
-        refused.contains("not enabled for the profile default"),
-        "{refused}"
+        refused[0].contains("not enabled for the profile default"),
+        "{refused:?}"
+    );
+    assert!(
+        refused[1].contains("no MCP tool named"),
+        "not offered, not callable: {refused:?}"
     );
     let err = t
         .run(&["--yolo", "mcp", "call", "stub", "fail"])
@@ -229,6 +243,7 @@ fn served_surfaces_never_route_to_foreign_tools() {
             // chat 1: the server is enabled but echo drifted
             call("mcp_stub_echo", json!({"text": "x"})),
             call("mcp_call", json!({"server": "stub", "tool": "echo", "args": {"text": "y"}})),
+            call("mcp_call", json!({"server": "stub", "tool": "nosuch"})),
             {"text": "chat one"},
             // chat 2: the server is disabled
             call("mcp_call", json!({"server": "stub", "tool": "fail"})),
@@ -276,9 +291,13 @@ fn served_surfaces_never_route_to_foreign_tools() {
         serde_json::from_str(replies[3]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(chat["answer"], "chat one");
     let reqs = model.requests();
-    let msgs = ModelStub::tool_messages(&reqs[2]);
+    let msgs = ModelStub::tool_messages(&reqs[3]);
     assert!(
         msgs[0].contains("withheld") && msgs[1].contains("withheld"),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs[2].contains("does not list a tool \"nosuch\""),
         "{msgs:?}"
     );
     // disabled: the served chat is refused too
@@ -293,7 +312,7 @@ fn served_surfaces_never_route_to_foreign_tools() {
     ];
     t.run_stdin(&["--serve-mcp-stdio"], &(lines.join("\n") + "\n"))
         .ok();
-    let msgs = ModelStub::tool_messages(&model.requests()[4]);
+    let msgs = ModelStub::tool_messages(&model.requests()[5]);
     assert!(msgs[0].contains("not enabled"), "{msgs:?}");
 
     // over HTTP: the same list, the same refusal
