@@ -8,6 +8,9 @@
 //!   redaction, spilled records, the hash-chained audit trail, profiles.
 //! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
 //! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
+//! - [`bridge`]: MCP servers' tools in the agent, and [`bridge::gate`], the one trust gate
+//!   every tool call passes (resolve → policy → approval → call → redact → spill → audit).
+//! - [`sanitize`]: the one sanitizer for untrusted text shown to a person.
 //! - [`term`]: the controlling terminal (hidden input).
 //! - [`entropy`]: random bytes for nonces, salts and ids.
 //!

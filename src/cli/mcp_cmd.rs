@@ -591,20 +591,12 @@ fn human(
         tools.len(),
         if tools.len() == 1 { "" } else { "s" }
     ));
-    let rows: Vec<Vec<String>> = tools
-        .iter()
-        .map(|t| {
-            let d = t
-                .description
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("");
-            let d: String = d.chars().take(90).collect();
-            vec![format!("  {}", t.name), d]
-        })
-        .collect();
-    s.push_str(&table(&["  NAME", "DESCRIPTION"], &rows));
+    // Every description whole (each line escaped): a second line is never hidden.
+    for t in tools {
+        s.push_str(&format!("  {}\n", sanitize::line(&t.name)));
+        for l in t.description.as_deref().unwrap_or("").split('\n') {
+            s.push_str(&format!("      {}\n", sanitize::line(l)));
+        }
+    }
     s
 }
