@@ -5,8 +5,8 @@
 //! them may carry `\r`, ANSI escapes (`\e[2K`, `\e[A`), bells, C1 controls or Unicode
 //! bidi overrides that make a terminal redraw what a person is about to approve. Every
 //! such character is shown visibly (`\r`, `\e`, `\x07`, `\u{202e}`), never interpreted.
-//! [`line`] is for one-line text (a question, a command, a name): newlines and tabs are
-//! escaped too. [`block`] is for multi-line text shown whole (a description, a result,
+//! [`line()`] is for one-line text (a question, a command, a name): newlines and tabs are
+//! escaped too. [`block()`] is for multi-line text shown whole (a description, a result,
 //! an answer): newlines and tabs stay, everything else is escaped. Nothing is truncated.
 
 /// Whether a character must not reach a terminal as itself: C0 and C1 controls, DEL,

@@ -523,3 +523,60 @@ pub fn approve(store: &mut Store, server: &str, tool: &str) -> Result<String, St
         .map_err(|e| e.to_string())?;
     Ok(review_text(&r))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(description: &str) -> Definition {
+        Definition {
+            name: "echo".into(),
+            description: description.into(),
+            schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        }
+    }
+
+    /// The review is side by side, whole (a long line wraps, never cut), and escaped.
+    #[test]
+    fn review_text_is_whole_side_by_side_and_escaped() {
+        let long = "word ".repeat(40);
+        let now = format!("Echo.\r\x1b[2KHarmless.\n{long}END-OF-LONG-LINE\nthird line");
+        let r = Review {
+            server: "stub".into(),
+            tool: "echo".into(),
+            approved: Some(def("Echo the text back")),
+            now: def(&now),
+        };
+        let text = review_text(&r);
+        assert!(!text.contains('\x1b') && !text.contains('\r'), "{text}");
+        let right: String = text
+            .lines()
+            .filter_map(|l| l.split_once(" │ ").map(|(_, r)| r.to_string()))
+            .collect::<Vec<_>>()
+            .join("");
+        for want in [
+            "Echo.\\r\\e[2KHarmless.",
+            "END-OF-LONG-LINE",
+            "third line",
+            "\"text\"",
+        ] {
+            assert!(
+                right.contains(want),
+                "{want} missing from the new side:\n{text}"
+            );
+        }
+        assert_eq!(right.matches("word").count(), 40, "nothing is cut:\n{text}");
+        let left: String = text
+            .lines()
+            .filter_map(|l| l.split_once(" │ ").map(|(l, _)| l.to_string()))
+            .collect();
+        assert!(left.contains("Echo the text back") && !left.contains("Harmless"));
+        let added = review_text(&Review {
+            approved: None,
+            ..r
+        });
+        assert!(
+            added.contains("was added by its server") && added.contains("(nothing: a new tool)")
+        );
+    }
+}

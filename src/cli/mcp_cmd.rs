@@ -200,7 +200,11 @@ fn resolve_github(
 ) -> std::result::Result<crate::resolver::Resolution, crate::resolver::Failure> {
     let mut progress = |step: &str| {
         if !quiet {
-            eprintln!("tai: resolving {}: {step} ...", target.display());
+            eprintln!(
+                "tai: resolving {}: {} ...",
+                sanitize::line(&target.display()),
+                sanitize::line(step)
+            );
         }
     };
     crate::resolver::resolve_online(
@@ -244,7 +248,7 @@ fn add_paste(
     let mut failures: Vec<(String, String)> = n.refused.clone();
     for e in &entries {
         if !json {
-            eprintln!("tai: checking {} ...", e.name);
+            eprintln!("tai: checking {} ...", sanitize::line(&e.name));
         }
         match intake::add(&mut ctx.store, e, &source, &opts, &mut approver) {
             Ok(r) => reports.push(r),
@@ -473,13 +477,13 @@ fn probe(a: &ProbeArgs) -> Result {
         probe: secs(a.probe_timeout, d.probe),
     };
     if !a.json {
-        eprintln!("tai: connecting to {}", spec.describe());
+        eprintln!("tai: connecting to {}", sanitize::line(&spec.describe()));
     }
     let mut client =
         McpClient::connect(&spec, choice, timeouts).map_err(|e| Failure(e.to_string()))?;
     let tools = client.list_tools().map_err(|e| Failure(e.to_string()))?;
     for w in client.warnings.drain(..) {
-        eprintln!("tai: warning: {w}");
+        eprintln!("tai: warning: {}", sanitize::block(&w));
     }
     let mut call_report = None;
     let mut tool_failed = false;

@@ -49,7 +49,7 @@ pub fn run() -> i32 {
     let raw = match args::parse(std::env::args_os().skip(1)) {
         Ok(raw) => raw,
         Err(e) => {
-            eprintln!("tai: {}", e.0);
+            eprintln!("tai: {}", crate::sanitize::line(&e.0));
             return 2;
         }
     };

@@ -58,7 +58,10 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
             json,
             verify,
         } => audit_cmd(ctx, *limit, *json, *verify),
-        VaultCmd::RecordGet { id } => Ok(out(&ctx.store.record_get(id)?.content)?),
+        // A record is a tool's result (untrusted): its text whole, escapes made visible.
+        VaultCmd::RecordGet { id } => Ok(out(&crate::sanitize::block(
+            &ctx.store.record_get(id)?.content,
+        ))?),
         VaultCmd::RecordList { json } => {
             let records = ctx.store.record_list(1000)?;
             if *json {

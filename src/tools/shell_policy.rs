@@ -5,7 +5,7 @@
 //! digits and `-_./=:,@%+^`, single quotes, and double quotes without `$`, backticks,
 //! backslashes or `!`. Any other shell syntax (redirections, substitutions, globs, `;`,
 //! `&&`, `||`, `&`, newlines, variables) makes the line ask. Segments joined by `|` must
-//! each be safe on their own. Each segment's program must be in [`PROGRAMS`] (or be a
+//! each be safe on their own. Each segment's program must be in `PROGRAMS` (or be a
 //! listed `git` subcommand, or `find` with listed predicates), and every option must be in
 //! that program's allowlist: an option that writes a file (`sort -o`, `tree -o`,
 //! `git diff --output`), runs a program (`find -exec`, `rg --pre`, `sort

@@ -247,7 +247,11 @@ fn served_surfaces_never_route_to_foreign_tools() {
             {"text": "chat one"},
             // chat 2: the server is disabled
             call("mcp_call", json!({"server": "stub", "tool": "fail"})),
-            {"text": "chat two"}
+            {"text": "chat two"},
+            // chat 3, over HTTP: still disabled
+            call("mcp_call", json!({"server": "stub", "tool": "fail"})),
+            call("mcp_stub_fail", json!({})),
+            {"text": "chat three"}
         ]),
     );
     use_model(&mut t, &model);
@@ -365,6 +369,24 @@ fn served_surfaces_never_route_to_foreign_tools() {
         .fails(1)
         .to_string();
     assert!(err.contains("Unknown tool: mcp_call"), "{err}");
+    // a served chat over HTTP passes the same gate
+    let chat = t.run(&[
+        "mcp",
+        "probe",
+        &url,
+        "--header",
+        "Authorization: Bearer trust-key-123456",
+        "--call",
+        "chat",
+        "--args",
+        r#"{"message": "over http"}"#,
+    ]);
+    assert!(chat.ok().contains("chat three"), "{chat:?}");
+    let msgs = ModelStub::tool_messages(&model.requests()[8]);
+    assert!(
+        msgs[0].contains("not enabled") && msgs[1].contains("no MCP tool named"),
+        "{msgs:?}"
+    );
 }
 
 /// `mcp_add` with a stored server's name re-verifies it; under --yolo the model still
