@@ -435,16 +435,8 @@ pub fn review(store: &Store, server: &str, tool: &str) -> Result<Option<Review>,
 /// Width of one column of the side-by-side review.
 const REVIEW_COLUMN: usize = 58;
 
-/// One side of the review: every line of the definition, sanitized and wrapped (never cut).
-fn review_lines(d: Option<&Definition>) -> Vec<String> {
-    let Some(d) = d else {
-        return vec!["(nothing: a new tool)".into()];
-    };
-    let mut raw = vec![format!("name: {}", d.name), "description:".to_string()];
-    raw.extend(d.description.split('\n').map(|l| format!("  {l}")));
-    raw.push("inputSchema:".into());
-    let schema = serde_json::to_string_pretty(&d.schema).unwrap_or_default();
-    raw.extend(schema.lines().map(|l| format!("  {l}")));
+/// Lines sanitized and wrapped to the column (never cut).
+fn wrapped(raw: Vec<String>) -> Vec<String> {
     let mut out = Vec::new();
     for l in raw {
         let chars: Vec<char> = crate::sanitize::line(&l).chars().collect();
@@ -458,11 +450,29 @@ fn review_lines(d: Option<&Definition>) -> Vec<String> {
     out
 }
 
-/// The whole review, old and new side by side, every untrusted string sanitized and shown
-/// whole (wrapped, never truncated).
+/// One side of the review, in three sections (name, description, schema), every line of
+/// the definition sanitized and wrapped.
+fn review_sections(d: Option<&Definition>) -> [Vec<String>; 3] {
+    let Some(d) = d else {
+        return [vec!["(nothing: a new tool)".into()], Vec::new(), Vec::new()];
+    };
+    let mut description = vec!["description:".to_string()];
+    description.extend(d.description.split('\n').map(|l| format!("  {l}")));
+    let mut schema = vec!["inputSchema:".to_string()];
+    let pretty = serde_json::to_string_pretty(&d.schema).unwrap_or_default();
+    schema.extend(pretty.lines().map(|l| format!("  {l}")));
+    [
+        wrapped(vec![format!("name: {}", d.name)]),
+        wrapped(description),
+        wrapped(schema),
+    ]
+}
+
+/// The whole review, old and new side by side (each section aligned), every untrusted
+/// string sanitized and shown whole (wrapped, never truncated).
 pub fn review_text(r: &Review) -> String {
-    let left = review_lines(r.approved.as_ref());
-    let right = review_lines(Some(&r.now));
+    let left = review_sections(r.approved.as_ref());
+    let right = review_sections(Some(&r.now));
     let what = if r.approved.is_some() {
         "was redefined by its server"
     } else {
@@ -481,11 +491,13 @@ pub fn review_text(r: &Review) -> String {
         "",
         w = REVIEW_COLUMN
     ));
-    for i in 0..left.len().max(right.len()) {
-        let l = left.get(i).map_or("", String::as_str);
-        let r = right.get(i).map_or("", String::as_str);
-        let pad = REVIEW_COLUMN.saturating_sub(l.chars().count());
-        s.push_str(&format!("{l}{:pad$} │ {r}\n", ""));
+    for (left, right) in left.iter().zip(&right) {
+        for i in 0..left.len().max(right.len()) {
+            let l = left.get(i).map_or("", String::as_str);
+            let r = right.get(i).map_or("", String::as_str);
+            let pad = REVIEW_COLUMN.saturating_sub(l.chars().count());
+            s.push_str(&format!("{l}{:pad$} │ {r}\n", ""));
+        }
     }
     s
 }
