@@ -274,7 +274,9 @@ impl<'a> Agent<'a> {
         };
         let mut bridge = std::mem::replace(&mut self.bridge, Bridge::empty());
         let passed = {
-            let mut search = |a: &Map<String, Value>| self.tool_search(tools::arg_str(a, "query"));
+            let mut search = |_: &mut ToolContext<'_>, a: &Map<String, Value>| {
+                self.tool_search(tools::arg_str(a, "query"))
+            };
             let local = Local {
                 def: tool_search_def(),
                 run: &mut search,

@@ -55,10 +55,11 @@ pub enum Ask<'a> {
     Mcp { server: &'a str, tool: &'a str },
 }
 
-/// A tool that lives with the caller (the agent's `tool_search`), still gated and audited.
+/// A tool that lives with the caller (the agent's `tool_search`, the served `chat` and
+/// `completions`), still gated, redacted, spilled and audited.
 pub struct Local<'f> {
     pub def: ToolDef,
-    pub run: &'f mut dyn FnMut(&Map<String, Value>) -> ToolOutput,
+    pub run: &'f mut dyn FnMut(&mut ToolContext<'_>, &Map<String, Value>) -> ToolOutput,
 }
 
 /// What the gate let through, or why not.
@@ -325,7 +326,7 @@ fn run(
                 )?;
             }
             note(&format!("→ {shown_name}"));
-            let out = (l.run)(&args);
+            let out = (l.run)(ctx, &args);
             let outcome = if out.is_error { "tool-error" } else { "ok" };
             Ok((out, outcome))
         }

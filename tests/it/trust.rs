@@ -319,6 +319,19 @@ fn served_surfaces_never_route_to_foreign_tools() {
     let msgs = ModelStub::tool_messages(&model.requests()[5]);
     assert!(msgs[0].contains("not enabled"), "{msgs:?}");
 
+    // the served calls themselves are in the trail: chat as a tool call, its inner calls
+    // as MCP calls refused with their reason
+    let rows = audit(&t);
+    assert!(
+        rows.iter()
+            .any(|(k, s, o)| k == "tool-call" && s == "chat" && o == "ok"),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|(k, s, o)| k == "mcp-call" && s == "stub/fail" && o == "not-enabled")
+    );
+
     // over HTTP: the same list, the same refusal
     let port = free_port();
     let _served = Server::start(
