@@ -1,14 +1,15 @@
-//! The agent turn: select tools → call the model (streaming) → for each tool call:
-//! approve → dispatch → cap (spill to the vault) → redact → audit → append → repeat,
-//! until the model answers without tool calls or `max_steps` is reached. One function,
-//! `Agent::run_turn`; the terminal and the MCP server's `chat` differ only in their `TurnUi`.
+//! The agent turn: select tools → call the model (streaming) → for each tool call: the
+//! one trust gate (`bridge::gate::call`: resolve → policy → approval → call → redaction →
+//! spill → audit) → append → repeat, until the model answers without tool calls or
+//! `max_steps` is reached. One function, `Agent::run_turn`; the terminal and the MCP
+//! server's `chat` differ only in their `TurnUi`.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
 use crate::bridge::Bridge;
+use crate::bridge::gate::{self, Ask, Entrance, Local};
 use crate::chat::{ChatClient, ToolCall};
 use crate::mcp::caps::MCP_RESULT_MAX;
 use crate::tools::select::ToolIndex;
@@ -65,7 +66,6 @@ struct Offer {
     name: String,
     description: String,
     parameters: Value,
-    safe: bool,
 }
 
 impl From<ToolDef> for Offer {
@@ -74,18 +74,16 @@ impl From<ToolDef> for Offer {
             name: d.name.into(),
             description: d.description.into(),
             parameters: d.parameters,
-            safe: d.safe,
         }
     }
 }
 
 pub struct Agent<'a> {
     chat: &'a ChatClient,
-    tools: Vec<Box<dyn NativeTool>>,
     defs: Vec<Offer>,
     index: ToolIndex,
-    /// Enabled MCP servers' tools (`None`: no bridge, e.g. the served `chat`).
-    bridge: Option<Bridge>,
+    /// Enabled MCP servers' tools and the kept connections (empty: no MCP tools offered).
+    bridge: Bridge,
     /// The conversation so far (without the system prompt).
     pub history: Vec<Value>,
     /// Tools the model loaded with `tool_search`.
@@ -97,8 +95,8 @@ pub struct Agent<'a> {
 
 impl<'a> Agent<'a> {
     pub fn new(chat: &'a ChatClient) -> Agent<'a> {
-        let tools = tools::all();
-        let mut defs: Vec<Offer> = tools.iter().map(|t| t.def().into()).collect();
+        let natives: Vec<Box<dyn NativeTool>> = tools::all();
+        let mut defs: Vec<Offer> = natives.iter().map(|t| t.def().into()).collect();
         defs.push(tool_search_def().into());
         let index = ToolIndex::new(
             defs.iter()
@@ -106,10 +104,9 @@ impl<'a> Agent<'a> {
         );
         Agent {
             chat,
-            tools,
             defs,
             index,
-            bridge: None,
+            bridge: Bridge::empty(),
             history: Vec::new(),
             loaded: HashSet::new(),
             max_steps: 20,
@@ -119,12 +116,19 @@ impl<'a> Agent<'a> {
 
     /// Offer the bridge's tools beside the native ones (selected the same way).
     pub fn with_bridge(mut self, bridge: Bridge) -> Agent<'a> {
+        self.set_bridge(bridge);
+        self
+    }
+
+    /// Replace the bridge (after a person re-pinned a tool): its tools are offered from now.
+    pub fn set_bridge(&mut self, bridge: Bridge) {
+        let natives = tools::all().len() + 1; // + tool_search
+        self.defs.truncate(natives);
         for t in &bridge.tools {
             self.defs.push(Offer {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 parameters: t.schema.clone(),
-                safe: false,
             });
         }
         self.index = ToolIndex::new(
@@ -132,27 +136,20 @@ impl<'a> Agent<'a> {
                 .iter()
                 .map(|d| (d.name.as_str(), d.description.as_str())),
         );
-        self.bridge = Some(bridge);
-        self
+        self.bridge = bridge;
     }
 
-    /// The bridge, if any (for `/tools`).
-    pub fn bridge(&self) -> Option<&Bridge> {
-        self.bridge.as_ref()
-    }
-
-    /// The audit kind and subject of a call: `mcp-call server/tool` for bridged tools.
-    fn identity(&self, name: &str) -> (&'static str, String) {
-        match self.bridge.as_ref().and_then(|b| b.find(name)) {
-            Some(t) => ("mcp-call", format!("{}/{}", t.server, t.tool)),
-            None => ("tool-call", name.to_string()),
-        }
+    /// The bridge (for `/tools` and the drift prompt).
+    pub fn bridge(&self) -> &Bridge {
+        &self.bridge
     }
 
     fn schemas(&self, names: &[String]) -> Vec<Value> {
         names
             .iter()
             .filter_map(|n| self.defs.iter().find(|d| d.name == *n))
+            // A bridged tool withheld or unverified since the bridge loaded is not offered.
+            .filter(|d| self.bridge.lookup(&d.name).is_none() || self.bridge.find(&d.name).is_some())
             .map(|d| json!({"type": "function", "function": {"name": d.name, "description": d.description, "parameters": d.parameters}}))
             .collect()
     }
@@ -178,6 +175,7 @@ impl<'a> Agent<'a> {
         interrupted: &dyn Fn() -> bool,
     ) -> Result<TurnResult, String> {
         self.history.push(json!({"role": "user", "content": user}));
+        self.bridge.begin_turn();
         let mut result = TurnResult {
             answer: String::new(),
             tool_calls: Vec::new(),
@@ -245,28 +243,14 @@ impl<'a> Agent<'a> {
         Ok(result)
     }
 
-    /// approve → dispatch → cap/spill → redact → audit, for one call.
+    /// One call through the trust gate (resolve → policy → approval → call → redaction →
+    /// spill → audit).
     fn run_tool(
         &mut self,
         ctx: &mut ToolContext<'_>,
         call: &ToolCall,
         ui: &mut dyn TurnUi,
     ) -> ToolOutput {
-        let started = Instant::now();
-        let arg_digest = digest(call.arguments.as_bytes());
-        let (out, outcome, record) = self.attempt(ctx, call, &arg_digest, ui);
-        self.audit(ctx, &call.name, &arg_digest, outcome, started, &out, record);
-        out
-    }
-
-    /// The call itself: the output, its audit outcome, and the record it spilled to.
-    fn attempt(
-        &mut self,
-        ctx: &mut ToolContext<'_>,
-        call: &ToolCall,
-        arg_digest: &str,
-        ui: &mut dyn TurnUi,
-    ) -> (ToolOutput, &'static str, Option<String>) {
         let args: Map<String, Value> = match serde_json::from_str::<Value>(
             if call.arguments.trim().is_empty() {
                 "{}"
@@ -281,97 +265,34 @@ impl<'a> Agent<'a> {
                     call.name,
                     call.arguments.chars().take(200).collect::<String>()
                 ));
-                return (out, "bad-arguments", None);
-            }
-        };
-        let Some(def) = self.defs.iter().find(|d| d.name == call.name).cloned() else {
-            let out = ToolOutput::error(if call.name.starts_with("mcp_") {
-                format!(
-                    "there is no MCP tool named {:?} here: its server is not enabled for this profile, or the tool is withheld for review (`tai mcp tools`, `tai mcp approve SERVER TOOL`)",
-                    call.name
-                )
-            } else {
-                format!(
-                    "there is no tool named {:?}; find tools with tool_search",
-                    call.name
-                )
-            });
-            return (out, "unknown-tool", None);
-        };
-        if let Err(why) = tools::check_args(&def.parameters, &args) {
-            let out = ToolOutput::error(format!("{}: {why}", call.name));
-            return (out, "bad-arguments", None);
-        }
-        let safe = def.safe
-            || (def.name == "shell" && tools::shell::is_safe(tools::arg_str(&args, "command")));
-        if !safe {
-            let bridged = self.bridge.as_ref().and_then(|b| b.find(&def.name));
-            let what = match (def.name.as_str(), bridged) {
-                // The pin is part of the question, so "always" never covers a redefinition.
-                (_, Some(t)) => format!(
-                    "call the MCP tool {}/{} [{}] (arguments {arg_digest})",
-                    t.server, t.tool, t.pin
-                ),
-                ("shell", None) => format!("run `{}`", tools::arg_str(&args, "command")),
-                (name, None) => format!("run the tool {name} (arguments {arg_digest})"),
-            };
-            let detail = serde_json::to_string_pretty(&args).unwrap_or_default();
-            let detail = ctx
-                .store
-                .redact(&detail)
-                .unwrap_or_else(|_| "(arguments withheld)".into());
-            let decision = ctx.approver.approve(&what, &detail);
-            if decision != Ok(true) {
-                let out = ToolOutput::error(format!("the user did not approve: {what}"));
-                // With no terminal the reason says which flag to use.
-                ui.note(&match decision {
-                    Err(why) => format!("denied: {why}"),
-                    _ => format!("denied: {what}"),
+                let _ = ctx.store.audit(Event {
+                    arg_digest: Some(digest(call.arguments.as_bytes())),
+                    ..Event::new("tool-call", &call.name, "bad-arguments")
                 });
-                return (out, "denied", None);
-            }
-        }
-        ui.note(&format!("→ {}", call.name));
-        let out = if def.name == "tool_search" {
-            self.tool_search(tools::arg_str(&args, "query"))
-        } else if let Some(bridge) = self.bridge.as_mut().filter(|b| b.find(&def.name).is_some()) {
-            let out = bridge.call(ctx.store, &def.name, args.clone(), ctx.approver, ctx.env);
-            if !matches!(bridge.last_outcome, "ok" | "tool-error") {
-                // Withheld, timed out or failed on the wire: audited as such, not as a tool error.
-                let text = ctx.store.redact(&out.text).unwrap_or_default();
-                return (
-                    ToolOutput {
-                        text,
-                        is_error: true,
-                    },
-                    bridge.last_outcome,
-                    None,
-                );
-            }
-            out
-        } else {
-            match self.tools.iter().find(|t| t.def().name == def.name) {
-                Some(t) => t.run(ctx, &args),
-                None => ToolOutput::error(format!("the tool {} is not available", def.name)),
+                return out;
             }
         };
-        // Redact, then cap: a result over MCP_RESULT_MAX is stored whole and the model gets the id.
-        let text = match ctx.store.redact(&out.text) {
-            Ok(t) => t,
-            Err(e) => {
-                let out = ToolOutput::error(format!(
-                    "the result was withheld: it could not be checked for secrets ({e})"
-                ));
-                return (out, "withheld", None);
-            }
+        let mut bridge = std::mem::replace(&mut self.bridge, Bridge::empty());
+        let passed = {
+            let mut search = |_: &mut ToolContext<'_>, a: &Map<String, Value>| {
+                self.tool_search(tools::arg_str(a, "query"))
+            };
+            let local = Local {
+                def: tool_search_def(),
+                run: &mut search,
+            };
+            gate::call(
+                ctx,
+                &mut bridge,
+                Entrance::Model,
+                Ask::Named(&call.name),
+                args,
+                Some(local),
+                &mut |line| ui.note(line),
+            )
         };
-        let (text, record) = spill(ctx, &call.name, text);
-        let out = ToolOutput {
-            text,
-            is_error: out.is_error,
-        };
-        let outcome = if out.is_error { "tool-error" } else { "ok" };
-        (out, outcome, record)
+        self.bridge = bridge;
+        passed.output
     }
 
     fn tool_search(&mut self, query: &str) -> ToolOutput {
@@ -392,27 +313,6 @@ impl<'a> Agent<'a> {
             self.loaded.insert(h);
         }
         ToolOutput::ok(format!("loaded for the next step:\n{}", lines.join("\n")))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn audit(
-        &self,
-        ctx: &mut ToolContext<'_>,
-        name: &str,
-        arg_digest: &str,
-        outcome: &str,
-        started: Instant,
-        out: &ToolOutput,
-        record: Option<String>,
-    ) {
-        let (kind, subject) = self.identity(name);
-        let _ = ctx.store.audit(Event {
-            arg_digest: Some(arg_digest.to_string()),
-            duration_ms: Some(started.elapsed().as_millis() as i64),
-            size: Some(out.text.len() as i64),
-            detail: record.map(|r| format!("spilled to {r}")),
-            ..Event::new(kind, &subject, outcome)
-        });
     }
 }
 

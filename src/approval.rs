@@ -1,14 +1,50 @@
-//! Approvals: one policy for running servers and (later) tool calls — asked on the
-//! terminal, automatic with `--auto` (one line on stderr), silent with `--yolo`.
+//! Approvals: one policy for running servers and tool calls — asked on the terminal,
+//! automatic with `--auto` (one line on stderr), silent with `--yolo`.
+//!
+//! An "always" answer is remembered as an [`ApprovalKey`], never as the question's
+//! display text: an MCP tool's key holds its pin, so a redefinition (a new pin) is asked
+//! again. Every question and detail is shown through `sanitize`, so a command or argument
+//! carrying `\r` or ANSI escapes cannot redraw the screen a person is deciding on.
 
 use std::io::{BufRead, BufReader, Write};
 
 use crate::config::Approval;
+use crate::sanitize;
+
+/// What an "always this session" answer covers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ApprovalKey {
+    /// A one-off question (consent to run a server, removal): never remembered.
+    Once,
+    /// Every later call of a native tool.
+    Tool(String),
+    /// This exact shell command line.
+    Shell(String),
+    /// This exact URL.
+    Fetch(String),
+    /// One MCP tool *as pinned*: a redefinition has another pin, so another key.
+    Mcp {
+        server: String,
+        tool: String,
+        pin: String,
+    },
+}
 
 /// Something that decides whether an action may go ahead.
 pub trait Approver {
-    /// `what` is one line naming the action; `detail` is shown before the question.
+    /// A one-off question: `what` is one line naming the action; `detail` is shown before
+    /// the question. An "always" answer is not remembered.
     fn approve(&mut self, what: &str, detail: &str) -> Result<bool, String>;
+
+    /// A question whose "always" answer covers `key` for the rest of the session.
+    fn approve_keyed(
+        &mut self,
+        _key: &ApprovalKey,
+        what: &str,
+        detail: &str,
+    ) -> Result<bool, String> {
+        self.approve(what, detail)
+    }
 
     /// Ask the person a free-form question (`ask_user`); an error when nobody can answer.
     fn ask(&mut self, _question: &str) -> Result<String, String> {
@@ -16,54 +52,102 @@ pub trait Approver {
     }
 }
 
+/// The "always" answers of a session, by key.
+#[derive(Default, Debug)]
+pub struct Remembered(std::collections::HashSet<ApprovalKey>);
+
+impl Remembered {
+    pub fn covers(&self, key: &ApprovalKey) -> bool {
+        *key != ApprovalKey::Once && self.0.contains(key)
+    }
+
+    pub fn remember(&mut self, key: &ApprovalKey) {
+        if *key != ApprovalKey::Once {
+            self.0.insert(key.clone());
+        }
+    }
+}
+
 /// The terminal policy for a mode. "always" answers hold for the rest of the session.
 pub struct TerminalApprover {
     pub mode: Approval,
-    always: std::collections::HashSet<String>,
+    always: Remembered,
 }
 
 impl TerminalApprover {
     pub fn new(mode: Approval) -> TerminalApprover {
         TerminalApprover {
             mode,
-            always: Default::default(),
+            always: Remembered::default(),
         }
     }
 }
 
-/// What an "always" answer covers: the action without its argument digest, so "run the
-/// tool write_file (arguments …)" covers every later write_file call of the session.
-fn always_key(what: &str) -> &str {
-    what.split(" (arguments").next().unwrap_or(what)
+fn open_tty() -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+}
+
+/// Write `text` (already sanitized) to the terminal and read one answer line.
+fn prompt_tty(text: &str) -> Result<Option<String>, String> {
+    let Ok(tty) = open_tty() else {
+        return Ok(None);
+    };
+    let mut out = &tty;
+    let _ = write!(out, "{text}");
+    let _ = out.flush();
+    let mut line = String::new();
+    BufReader::new(&tty)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    Ok(Some(line))
+}
+
+/// The whole approval screen: the detail (multi-line, whole) and the question (one line),
+/// both sanitized.
+pub fn approval_screen(what: &str, detail: &str, always: bool) -> String {
+    let detail = sanitize::block(detail);
+    let what = sanitize::line(what);
+    let choices = if always {
+        "[y]es / [N]o / [a]lways this session"
+    } else {
+        "[y]es / [N]o"
+    };
+    format!("\n{detail}\n{what}? {choices}: ")
 }
 
 impl Approver for TerminalApprover {
     fn approve(&mut self, what: &str, detail: &str) -> Result<bool, String> {
+        self.approve_keyed(&ApprovalKey::Once, what, detail)
+    }
+
+    fn approve_keyed(
+        &mut self,
+        key: &ApprovalKey,
+        what: &str,
+        detail: &str,
+    ) -> Result<bool, String> {
         match self.mode {
             Approval::Yolo => Ok(true),
             Approval::Auto => {
-                eprintln!("tai: --auto approved: {what}");
+                eprintln!("tai: --auto approved: {}", sanitize::line(what));
                 Ok(true)
             }
-            Approval::Ask if self.always.contains(always_key(what)) => Ok(true),
+            Approval::Ask if self.always.covers(key) => Ok(true),
             Approval::Ask => {
-                let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|_| {
-                    format!("{what}: needs approval, and there is no terminal to ask on; rerun with --auto (approve, with a line) or --yolo")
-                })?;
-                let mut out = &tty;
-                let _ = write!(
-                    out,
-                    "\n{detail}\n{what}? [y]es / [N]o / [a]lways this session: "
-                );
-                let _ = out.flush();
-                let mut line = String::new();
-                BufReader::new(&tty)
-                    .read_line(&mut line)
-                    .map_err(|e| e.to_string())?;
+                let screen = approval_screen(what, detail, *key != ApprovalKey::Once);
+                let Some(line) = prompt_tty(&screen)? else {
+                    return Err(format!(
+                        "{}: needs approval, and there is no terminal to ask on; rerun with --auto (approve, with a line) or --yolo",
+                        sanitize::line(what)
+                    ));
+                };
                 match line.trim().to_ascii_lowercase().as_str() {
                     "y" | "yes" => Ok(true),
-                    "a" | "always" => {
-                        self.always.insert(always_key(what).to_string());
+                    "a" | "always" if *key != ApprovalKey::Once => {
+                        self.always.remember(key);
                         Ok(true)
                     }
                     _ => Ok(false),
@@ -73,20 +157,69 @@ impl Approver for TerminalApprover {
     }
 
     fn ask(&mut self, question: &str) -> Result<String, String> {
-        let tty = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-            .map_err(|_| {
-                "there is no terminal to ask the user on; decide with what you have".to_string()
-            })?;
-        let mut out = &tty;
-        let _ = write!(out, "\n{question}\n> ");
-        let _ = out.flush();
-        let mut line = String::new();
-        BufReader::new(&tty)
-            .read_line(&mut line)
-            .map_err(|e| e.to_string())?;
-        Ok(line.trim_end().to_string())
+        let text = format!("\n{}\n> ", sanitize::block(question));
+        match prompt_tty(&text)? {
+            Some(line) => Ok(line.trim_end().to_string()),
+            None => {
+                Err("there is no terminal to ask the user on; decide with what you have".into())
+            }
+        }
+    }
+}
+
+/// Ask the person at the terminal directly — never a mode, never a model: for decisions
+/// only a person may take (re-pinning a redefined MCP tool). `text` is shown sanitized
+/// and whole. `None` when there is no terminal.
+pub fn ask_person(text: &str, question: &str) -> Option<bool> {
+    let screen = format!(
+        "\n{}\n{}? [y]es / [N]o: ",
+        sanitize::block(text),
+        sanitize::line(question)
+    );
+    let line = prompt_tty(&screen).ok()??;
+    Some(matches!(
+        line.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn always_is_keyed_on_the_pin_not_the_text() {
+        let mut r = Remembered::default();
+        let old = ApprovalKey::Mcp {
+            server: "s".into(),
+            tool: "echo".into(),
+            pin: "aaaa".into(),
+        };
+        let redefined = ApprovalKey::Mcp {
+            server: "s".into(),
+            tool: "echo".into(),
+            pin: "bbbb".into(),
+        };
+        r.remember(&old);
+        assert!(r.covers(&old));
+        assert!(!r.covers(&redefined), "a new pin is a new question");
+        r.remember(&ApprovalKey::Once);
+        assert!(
+            !r.covers(&ApprovalKey::Once),
+            "one-off questions are never remembered"
+        );
+        assert!(!r.covers(&ApprovalKey::Shell("ls -la".into())));
+    }
+
+    #[test]
+    fn the_screen_shows_escapes_not_effects() {
+        let s = approval_screen(
+            "run `rm -rf ~\r\x1b[2Kls -la`",
+            "{\"c\": \"\x1b[A\"}\nline two",
+            true,
+        );
+        assert!(s.contains("run `rm -rf ~\\r\\e[2Kls -la`?"), "{s:?}");
+        assert!(s.contains("{\"c\": \"\\e[A\"}\nline two"), "{s:?}");
+        assert!(!s.contains('\x1b') && !s.contains('\r'));
     }
 }

@@ -9,6 +9,9 @@
 //! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
 //! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
 //! - [`child_env`]: the one place a child process's environment is built (no tai secrets).
+//! - [`bridge`]: MCP servers' tools in the agent, and [`bridge::gate`], the one trust gate
+//!   every tool call passes (resolve → policy → approval → call → redact → spill → audit).
+//! - [`sanitize`]: the one sanitizer for untrusted text shown to a person.
 //! - [`term`]: the controlling terminal (hidden input).
 //! - [`entropy`]: random bytes for nonces, salts and ids.
 //!
@@ -28,6 +31,7 @@ pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod resolver;
+pub mod sanitize;
 pub mod server;
 pub mod sigint;
 pub mod term;

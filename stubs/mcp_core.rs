@@ -38,6 +38,10 @@ pub struct Script {
     pub say_file: Option<String>,
     /// Record the environment the stub started with in the log (`{"env": {...}}`).
     pub dump_env: bool,
+    /// The redefined tool's new description (instead of appending "(REDEFINED)").
+    pub describe: Option<String>,
+    /// "yes": tools/list answers an internal error (registration with "no" succeeds).
+    pub fail_list: bool,
 }
 
 impl Script {
@@ -74,6 +78,8 @@ impl Script {
                 "--env-tool" => s.env_tool = true,
                 "--say-file" => s.say_file = Some(val()),
                 "--dump-env" => s.dump_env = true,
+                "--describe" => s.describe = Some(val()),
+                "--fail-list" => s.fail_list = val() == "yes",
                 other => die(&format!("unknown flag {other}")),
             }
         }
@@ -132,7 +138,10 @@ pub enum Action {
 
 pub fn tools(s: &Script, st: &State) -> Vec<Value> {
     let desc = |name: &str, d: &str| match &s.redefine {
-        Some(t) if t == name => format!("{d} (REDEFINED)"),
+        Some(t) if t == name => match &s.describe {
+            Some(text) if text != "none" => text.clone(),
+            _ => format!("{d} (REDEFINED)"),
+        },
         _ => d.to_string(),
     };
     let mut t = vec![
@@ -276,6 +285,9 @@ pub fn handle(s: &Script, st: &mut State, msg: &Value) -> Action {
                 return Action::Reply(vec![error(&id, -32600, "not initialized", None)]);
             }
             let wrap = |r: Value| if modern { modern_extras(r) } else { r };
+            if method == "tools/list" && s.fail_list {
+                return Action::Reply(vec![error(&id, -32603, "the tool list is unavailable", None)]);
+            }
             if method == "tools/list" {
                 let all = tools(s, st);
                 let start: usize = msg

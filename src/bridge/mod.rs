@@ -1,15 +1,20 @@
-//! The bridge: enabled MCP servers' tools offered to the agent as `mcp_<server>_<tool>`.
+//! The bridge: enabled MCP servers' tools offered to the agent as `mcp_<server>_<tool>`,
+//! and the kept connections every MCP call (bridged, `mcp_call`, `tai mcp call`) uses.
 //!
 //! Tool schemas for selection come from the vault (`mcp_server_tools`), so offering tools
 //! needs no live connection. A server is connected on its first call in the process and
 //! kept for the process's lifetime (reconnected once if it died; closed on drop). Each new
 //! connection, and each `notifications/tools/list_changed`, re-lists the tools and checks
 //! them against their pins: added or redefined tools are withheld until a person approves
-//! them (`tai mcp approve SERVER TOOL`), removals apply silently.
+//! them (`tai mcp approve SERVER TOOL`, or the REPL's inline prompt), removals apply
+//! silently. When the re-listing fails, the server is *unverified*: none of its tools is
+//! offered or called until the next turn (fail closed). Every call reaches this module
+//! through the one trust gate, [`gate::call`].
 
+pub mod gate;
 pub mod naming;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -41,11 +46,14 @@ pub struct Bridge {
     /// `(server, tool)` pairs withheld for drift, and extras past MCP_MAX_TOOLS (listed, not offered).
     pub withheld: Vec<(String, String)>,
     pub not_offered: Vec<(String, String)>,
+    /// Things the person should know: tools told apart because an earlier server's tool
+    /// holds their plain name.
+    pub notes: Vec<String>,
+    /// Servers whose drift check could not list tools: nothing of theirs is offered or
+    /// called until the next turn.
+    pub unverified: HashSet<String>,
     conns: HashMap<String, McpClient>,
     timeouts: Timeouts,
-    /// How the last `call` ended, for the audit trail: ok, tool-error, protocol-error,
-    /// timeout, withheld.
-    pub last_outcome: &'static str,
 }
 
 /// The key under which the last approved definition of a drifted tool is kept for review.
@@ -54,11 +62,28 @@ fn approved_key(server: &str, tool: &str) -> String {
 }
 
 impl Bridge {
-    /// The tools of every server enabled for `profile`, from the vault.
+    /// A bridge that offers nothing but can connect to any stored server (`tai mcp call`,
+    /// the agent tool `mcp_call` run on its own, the served surface).
+    pub fn empty() -> Bridge {
+        Bridge {
+            tools: Vec::new(),
+            withheld: Vec::new(),
+            not_offered: Vec::new(),
+            notes: Vec::new(),
+            unverified: HashSet::new(),
+            conns: HashMap::new(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    /// The tools of every server enabled for `profile`, from the vault. Servers are named
+    /// in registration order, so an earlier server's tools keep their names.
     pub fn load(store: &Store, profile: &str) -> Result<Bridge, String> {
-        let mut offered: Vec<(String, String, String, Value)> = Vec::new();
+        let mut offered: Vec<(String, String, String, Value, String)> = Vec::new();
         let (mut withheld, mut not_offered) = (Vec::new(), Vec::new());
-        for row in store::list(store).map_err(|e| e.to_string())? {
+        let mut rows = store::list(store).map_err(|e| e.to_string())?;
+        rows.sort_by(|a, b| (a.created, &a.entry.name).cmp(&(b.created, &b.entry.name)));
+        for row in rows {
             let server = row.entry.name.clone();
             if !store::is_enabled(store, &server, profile).map_err(|e| e.to_string())? {
                 continue;
@@ -74,6 +99,7 @@ impl Bridge {
                     not_offered.push((server.clone(), t.name));
                 } else {
                     count += 1;
+                    let pin = pin_hash(&t.name, t.description.as_deref(), &t.schema);
                     let schema = if t.schema.is_object() {
                         t.schema
                     } else {
@@ -84,87 +110,133 @@ impl Bridge {
                         t.name,
                         t.description.unwrap_or_default(),
                         schema,
+                        pin,
                     ));
                 }
             }
         }
         let pairs: Vec<(&str, &str)> = offered
             .iter()
-            .map(|(s, t, _, _)| (s.as_str(), t.as_str()))
+            .map(|(s, t, _, _, _)| (s.as_str(), t.as_str()))
             .collect();
         let names = naming::assign(&pairs);
+        let mut notes = Vec::new();
+        for ((s, t), n) in pairs.iter().zip(&names) {
+            if !naming::is_plain(s, t, n) && n.len() < naming::MAX_NAME {
+                notes.push(format!(
+                    "the MCP tool {s}/{t} is offered as {n}: its plain name is taken by an earlier tool"
+                ));
+            }
+        }
         let tools = offered
             .into_iter()
             .zip(names)
-            .map(|((server, tool, description, schema), name)| BridgedTool {
-                pin: pin_hash(
-                    &tool,
-                    Some(description.as_str()).filter(|d| !d.is_empty()),
-                    &schema,
-                )[..8]
-                    .to_string(),
-                // The server's own words, marked as such: untrusted data, not instructions.
-                description: format!("[MCP server {server}, tool {tool}] {description}"),
-                name,
-                server,
-                tool,
-                schema,
-            })
+            .map(
+                |((server, tool, description, schema, pin), name)| BridgedTool {
+                    pin,
+                    // The server's own words, marked as such: untrusted data, not instructions.
+                    description: format!("[MCP server {server}, tool {tool}] {description}"),
+                    name,
+                    server,
+                    tool,
+                    schema,
+                },
+            )
             .collect();
-        Ok(Bridge {
-            tools,
-            withheld,
-            not_offered,
-            conns: HashMap::new(),
-            timeouts: Timeouts::default(),
-            last_outcome: "ok",
+        let mut bridge = Bridge::empty();
+        bridge.tools = tools;
+        bridge.withheld = withheld;
+        bridge.not_offered = not_offered;
+        bridge.notes = notes;
+        Ok(bridge)
+    }
+
+    /// An offered tool by its bridged name (not withheld, its server not unverified).
+    pub fn find(&self, name: &str) -> Option<&BridgedTool> {
+        self.tools.iter().find(|t| t.name == name).filter(|t| {
+            !self.is_withheld(&t.server, &t.tool) && !self.unverified.contains(&t.server)
         })
     }
 
-    pub fn find(&self, name: &str) -> Option<&BridgedTool> {
+    /// A bridged name, offered or not (so a call to a withheld tool is refused as such).
+    pub fn lookup(&self, name: &str) -> Option<&BridgedTool> {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    /// Call a bridged tool (the agent has approved it). Connects on first use.
-    pub fn call(
+    pub fn is_withheld(&self, server: &str, tool: &str) -> bool {
+        self.withheld.iter().any(|(s, t)| s == server && t == tool)
+    }
+
+    /// A new turn: unverified servers get another chance to list their tools.
+    pub fn begin_turn(&mut self) {
+        self.unverified.clear();
+    }
+
+    /// The live connection to `server`, made on first use: consent re-checked when the
+    /// command changed, then the drift check. `Err((why, outcome))` when the server
+    /// cannot be reached or its tools cannot be listed (then it is unverified).
+    pub fn connect(
         &mut self,
         store: &mut Store,
-        name: &str,
+        server: &str,
+        approver: &mut dyn Approver,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), (String, &'static str)> {
+        if self.unverified.contains(server) {
+            return Err((unverified_text(server), "unverified"));
+        }
+        if self.conns.contains_key(server) {
+            return Ok(());
+        }
+        let (entry, resolved) =
+            dispatch::prepare(store, server, None, approver, env).map_err(|e| (e, "denied"))?;
+        let client =
+            McpClient::connect(&resolved.spec, entry.protocol, self.timeouts).map_err(|e| {
+                let text = store
+                    .redact(&e.to_string())
+                    .unwrap_or_else(|_| "the server could not be started".into());
+                (text, "protocol-error")
+            })?;
+        self.conns.insert(server.to_string(), client);
+        self.recheck(store, server)
+    }
+
+    /// Call `tool` on the connected `server` (reconnecting once if it died). The gate
+    /// has checked policy and approval; this is the call with its deadline.
+    pub fn call_tool(
+        &mut self,
+        store: &mut Store,
+        server: &str,
+        tool: &str,
         arguments: Map<String, Value>,
         approver: &mut dyn Approver,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> ToolOutput {
-        self.last_outcome = "protocol-error";
-        let Some(t) = self.find(name).cloned() else {
-            return ToolOutput::error(format!(
-                "there is no bridged MCP tool named {name:?}; see `tai mcp tools`"
-            ));
-        };
+    ) -> (ToolOutput, &'static str) {
         for attempt in 0..2 {
-            if let Err(e) = self.connect(store, &t.server, approver, env) {
-                return ToolOutput::error(e);
+            if let Err((e, outcome)) = self.connect(store, server, approver, env) {
+                return (ToolOutput::error(e), outcome);
             }
-            if self
-                .withheld
-                .iter()
-                .any(|(s, x)| *s == t.server && *x == t.tool)
-            {
-                self.last_outcome = "withheld";
-                return withheld_error(&t.server, &t.tool);
+            if self.is_withheld(server, tool) {
+                return (withheld_error(server, tool), "withheld");
             }
-            let Some(client) = self.conns.get_mut(&t.server) else {
-                return ToolOutput::error("no connection");
+            let Some(client) = self.conns.get_mut(server) else {
+                return (ToolOutput::error("no connection"), "protocol-error");
             };
-            match client.call_tool(&t.tool, arguments.clone()) {
+            match client.call_tool(tool, arguments.clone()) {
                 Ok(r) => {
-                    if client.tools_changed {
-                        self.recheck(store, &t.server);
+                    let changed = client.tools_changed;
+                    if changed {
+                        // Applies to later calls; a failure here marks the server unverified.
+                        let _ = self.recheck(store, server);
                     }
-                    self.last_outcome = if r.is_error { "tool-error" } else { "ok" };
-                    return ToolOutput {
-                        text: r.text(),
-                        is_error: r.is_error,
-                    };
+                    let outcome = if r.is_error { "tool-error" } else { "ok" };
+                    return (
+                        ToolOutput {
+                            text: r.text(),
+                            is_error: r.is_error,
+                        },
+                        outcome,
+                    );
                 }
                 Err(McpError::Transport {
                     error:
@@ -174,75 +246,62 @@ impl Bridge {
                     ..
                 }) if attempt == 0 => {
                     // The server died: reconnect once.
-                    self.conns.remove(&t.server);
-                    let _ = store.audit(Event::new("mcp-reconnect", &t.server, "reconnecting"));
+                    if let Some(c) = self.conns.remove(server) {
+                        c.close();
+                    }
+                    let _ = store.audit(Event::new("mcp-reconnect", server, "reconnecting"));
                 }
                 Err(e) => {
-                    if matches!(
-                        e,
+                    let outcome = match e {
                         McpError::Transport {
                             error: TransportError::Timeout,
                             ..
-                        }
-                    ) {
-                        self.last_outcome = "timeout";
-                    }
-                    return ToolOutput::error(e.to_string());
+                        } => "timeout",
+                        _ => "protocol-error",
+                    };
+                    return (ToolOutput::error(e.to_string()), outcome);
                 }
             }
         }
-        ToolOutput::error(format!(
-            "{}: the server failed again after one reconnect",
-            t.server
-        ))
-    }
-
-    /// The live connection to `server`, made (and drift-checked) on first use.
-    fn connect(
-        &mut self,
-        store: &mut Store,
-        server: &str,
-        approver: &mut dyn Approver,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(), String> {
-        if self.conns.contains_key(server) {
-            return Ok(());
-        }
-        let (entry, resolved) = dispatch::prepare(store, server, None, approver, env)?;
-        let client =
-            McpClient::connect(&resolved.spec, entry.protocol, self.timeouts).map_err(|e| {
-                store
-                    .redact(&e.to_string())
-                    .unwrap_or_else(|_| "the server could not be started".into())
-            })?;
-        self.conns.insert(server.to_string(), client);
-        self.recheck(store, server);
-        Ok(())
+        (
+            ToolOutput::error(format!(
+                "{server}: the server failed again after one reconnect"
+            )),
+            "protocol-error",
+        )
     }
 
     /// List the server's tools again and apply the pins: changed and added tools are
     /// withheld (their new definitions stored, the approved one kept for review), removed
-    /// tools are dropped.
-    fn recheck(&mut self, store: &mut Store, server: &str) {
-        let Some(client) = self.conns.get_mut(server) else {
-            return;
+    /// tools are dropped. When the listing fails, the connection is closed and the server
+    /// is unverified until the next turn: its tools are neither offered nor called.
+    fn recheck(&mut self, store: &mut Store, server: &str) -> Result<(), (String, &'static str)> {
+        let listed = match self.conns.get_mut(server).map(McpClient::list_tools) {
+            Some(Ok(listed)) => listed,
+            Some(Err(e)) => {
+                if let Some(c) = self.conns.remove(server) {
+                    c.close();
+                }
+                self.unverified.insert(server.to_string());
+                let why = store.redact(&e.to_string()).unwrap_or_default();
+                let _ = store.audit(Event {
+                    detail: Some(why),
+                    ..Event::new("mcp-drift", server, "unverified")
+                });
+                return Err((unverified_text(server), "unverified"));
+            }
+            None => return Err(("no connection".into(), "protocol-error")),
         };
-        let Ok(listed) = client.list_tools() else {
-            return;
-        };
-        for (tool, change) in apply_listing(store, server, &listed) {
-            let _ = store.audit(Event::new("mcp-drift", &format!("{server}/{tool}"), change));
-            if change != "removed" && !self.withheld.iter().any(|(s, t)| s == server && *t == tool)
-            {
+        for (tool, change) in record_listing(store, server, &listed) {
+            if change != "removed" && !self.is_withheld(server, &tool) {
                 self.withheld.push((server.to_string(), tool.clone()));
             }
-            // A removed tool is no longer offered; a changed or added one stays listed for
-            // the audit trail's sake but every call to it is refused as withheld.
             if change == "removed" {
                 self.tools
                     .retain(|t| !(t.server == server && t.tool == tool));
             }
         }
+        Ok(())
     }
 
     /// Close every connection (also done on drop).
@@ -259,11 +318,32 @@ impl Drop for Bridge {
     }
 }
 
+fn unverified_text(server: &str) -> String {
+    format!(
+        "the MCP server {server} could not list its tools for the pin check, so none of its tools is offered or called this turn; \
+         try again next turn, or check it with `tai mcp probe`"
+    )
+}
+
 fn withheld_error(server: &str, tool: &str) -> ToolOutput {
     ToolOutput::error(format!(
         "the MCP tool {server}/{tool} was added or redefined by its server since it was approved, so it is withheld. \
          A person must review it: `tai mcp tools {server}` shows it, `tai mcp approve {server} {tool}` approves it."
     ))
+}
+
+/// A fresh listing applied to the vault (see [`apply_listing`]), each change audited as
+/// `mcp-drift`. Pins are never changed here.
+pub fn record_listing(
+    store: &mut Store,
+    server: &str,
+    listed: &[Tool],
+) -> Vec<(String, &'static str)> {
+    let changes = apply_listing(store, server, listed);
+    for (tool, change) in &changes {
+        let _ = store.audit(Event::new("mcp-drift", &format!("{server}/{tool}"), change));
+    }
+    changes
 }
 
 /// Compare a fresh listing with the stored definitions and pins; store what changed.
@@ -305,45 +385,136 @@ pub fn apply_listing(
     changes
 }
 
-/// `tai mcp approve SERVER TOOL`: pin the tool's current definition. Returns what changed
-/// (the approved definition before, and now), for the person to read.
-pub fn approve(store: &mut Store, server: &str, tool: &str) -> Result<String, String> {
+/// One definition of a tool, as a person reviews it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Definition {
+    pub name: String,
+    pub description: String,
+    pub schema: Value,
+}
+
+/// A withheld tool: what was approved (none for an added tool) and what the server says now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Review {
+    pub server: String,
+    pub tool: String,
+    pub approved: Option<Definition>,
+    pub now: Definition,
+}
+
+/// The review of a withheld tool, or `None` when it is pinned (nothing to review).
+pub fn review(store: &Store, server: &str, tool: &str) -> Result<Option<Review>, String> {
     let t = store::tools(store, server)
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|t| t.name == tool)
         .ok_or_else(|| format!("{server} has no tool {tool:?} (see `tai mcp tools {server}`)"))?;
     if t.pinned {
-        return Ok(format!(
-            "{server}/{tool} is already approved; nothing changed"
-        ));
+        return Ok(None);
     }
     let before = store
         .meta_text(&approved_key(server, tool))
-        .map_err(|e| e.to_string())?;
-    let mut report = String::new();
-    match before.and_then(|b| serde_json::from_str::<Value>(&b).ok()) {
-        Some(b) => {
-            let old_desc = b["description"].as_str().unwrap_or("");
-            if old_desc != t.description.as_deref().unwrap_or("") {
-                report.push_str(&format!(
-                    "description:\n  - {old_desc}\n  + {}\n",
-                    t.description.as_deref().unwrap_or("")
-                ));
-            }
-            if b["inputSchema"] != t.schema {
-                report.push_str(&format!(
-                    "inputSchema:\n  - {}\n  + {}\n",
-                    b["inputSchema"], t.schema
-                ));
-            }
+        .map_err(|e| e.to_string())?
+        .and_then(|b| serde_json::from_str::<Value>(&b).ok());
+    Ok(Some(Review {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        approved: before.map(|b| Definition {
+            name: tool.to_string(),
+            description: b["description"].as_str().unwrap_or("").to_string(),
+            schema: b["inputSchema"].clone(),
+        }),
+        now: Definition {
+            name: t.name.clone(),
+            description: t.description.clone().unwrap_or_default(),
+            schema: t.schema.clone(),
+        },
+    }))
+}
+
+/// Width of one column of the side-by-side review.
+const REVIEW_COLUMN: usize = 58;
+
+/// Lines sanitized and wrapped to the column (never cut).
+fn wrapped(raw: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in raw {
+        let chars: Vec<char> = crate::sanitize::line(&l).chars().collect();
+        if chars.is_empty() {
+            out.push(String::new());
         }
-        None => report.push_str(&format!(
-            "a new tool:\n  description: {}\n  inputSchema: {}\n",
-            t.description.as_deref().unwrap_or(""),
-            t.schema
-        )),
+        for piece in chars.chunks(REVIEW_COLUMN) {
+            out.push(piece.iter().collect());
+        }
     }
+    out
+}
+
+/// One side of the review, in three sections (name, description, schema), every line of
+/// the definition sanitized and wrapped.
+fn review_sections(d: Option<&Definition>) -> [Vec<String>; 3] {
+    let Some(d) = d else {
+        return [vec!["(nothing: a new tool)".into()], Vec::new(), Vec::new()];
+    };
+    let mut description = vec!["description:".to_string()];
+    description.extend(d.description.split('\n').map(|l| format!("  {l}")));
+    let mut schema = vec!["inputSchema:".to_string()];
+    let pretty = serde_json::to_string_pretty(&d.schema).unwrap_or_default();
+    schema.extend(pretty.lines().map(|l| format!("  {l}")));
+    [
+        wrapped(vec![format!("name: {}", d.name)]),
+        wrapped(description),
+        wrapped(schema),
+    ]
+}
+
+/// The whole review, old and new side by side (each section aligned), every untrusted
+/// string sanitized and shown whole (wrapped, never truncated).
+pub fn review_text(r: &Review) -> String {
+    let left = review_sections(r.approved.as_ref());
+    let right = review_sections(Some(&r.now));
+    let what = if r.approved.is_some() {
+        "was redefined by its server"
+    } else {
+        "was added by its server"
+    };
+    let mut s = format!(
+        "The MCP tool {}/{} {what} and is withheld until a person approves it.\n",
+        crate::sanitize::line(&r.server),
+        crate::sanitize::line(&r.tool)
+    );
+    s.push_str(&format!(
+        "{:<w$} │ {}\n{:-<w$}-┼-{:-<w$}\n",
+        "APPROVED BEFORE",
+        "THE SERVER NOW SAYS",
+        "",
+        "",
+        w = REVIEW_COLUMN
+    ));
+    for (left, right) in left.iter().zip(&right) {
+        for i in 0..left.len().max(right.len()) {
+            let l = left.get(i).map_or("", String::as_str);
+            let r = right.get(i).map_or("", String::as_str);
+            let pad = REVIEW_COLUMN.saturating_sub(l.chars().count());
+            s.push_str(&format!("{l}{:pad$} │ {r}\n", ""));
+        }
+    }
+    s
+}
+
+/// Pin a withheld tool's current definition: a person's decision only (`tai mcp approve`,
+/// the REPL's inline prompt). Returns the review that was approved, for the record.
+pub fn approve(store: &mut Store, server: &str, tool: &str) -> Result<String, String> {
+    let Some(r) = review(store, server, tool)? else {
+        return Ok(format!(
+            "{server}/{tool} is already approved; nothing changed\n"
+        ));
+    };
+    let t = store::tools(store, server)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|t| t.name == tool)
+        .ok_or_else(|| format!("{server} has no tool {tool:?}"))?;
     store::pin(
         store,
         server,
@@ -355,10 +526,69 @@ pub fn approve(store: &mut Store, server: &str, tool: &str) -> Result<String, St
         "DELETE FROM meta WHERE key = ?1",
         [approved_key(server, tool)],
     );
-    let _ = store.audit(Event::new(
-        "mcp-approve",
-        &format!("{server}/{tool}"),
-        "approved",
-    ));
-    Ok(report)
+    store
+        .audit(Event::new(
+            "mcp-approve",
+            &format!("{server}/{tool}"),
+            "approved",
+        ))
+        .map_err(|e| e.to_string())?;
+    Ok(review_text(&r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(description: &str) -> Definition {
+        Definition {
+            name: "echo".into(),
+            description: description.into(),
+            schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        }
+    }
+
+    /// The review is side by side, whole (a long line wraps, never cut), and escaped.
+    #[test]
+    fn review_text_is_whole_side_by_side_and_escaped() {
+        let long = "word ".repeat(40);
+        let now = format!("Echo.\r\x1b[2KHarmless.\n{long}END-OF-LONG-LINE\nthird line");
+        let r = Review {
+            server: "stub".into(),
+            tool: "echo".into(),
+            approved: Some(def("Echo the text back")),
+            now: def(&now),
+        };
+        let text = review_text(&r);
+        assert!(!text.contains('\x1b') && !text.contains('\r'), "{text}");
+        let right: String = text
+            .lines()
+            .filter_map(|l| l.split_once(" │ ").map(|(_, r)| r.to_string()))
+            .collect::<Vec<_>>()
+            .join("");
+        for want in [
+            "Echo.\\r\\e[2KHarmless.",
+            "END-OF-LONG-LINE",
+            "third line",
+            "\"text\"",
+        ] {
+            assert!(
+                right.contains(want),
+                "{want} missing from the new side:\n{text}"
+            );
+        }
+        assert_eq!(right.matches("word").count(), 40, "nothing is cut:\n{text}");
+        let left: String = text
+            .lines()
+            .filter_map(|l| l.split_once(" │ ").map(|(l, _)| l.to_string()))
+            .collect();
+        assert!(left.contains("Echo the text back") && !left.contains("Harmless"));
+        let added = review_text(&Review {
+            approved: None,
+            ..r
+        });
+        assert!(
+            added.contains("was added by its server") && added.contains("(nothing: a new tool)")
+        );
+    }
 }

@@ -1,4 +1,7 @@
-//! `tai` (the REPL) and `tai -p PROMPT` (one turn): the agent on the terminal.
+//! `tai` (the REPL) and `tai -p PROMPT` (one turn): the agent on the terminal. Model
+//! output and notes are shown through `sanitize`; in the REPL a withheld (redefined or
+//! added) MCP tool is reviewed inline, old and new definitions side by side, and only the
+//! person's `y` re-pins it (never a mode, never the model).
 
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::time::Duration;
@@ -10,8 +13,10 @@ use super::render::out;
 use super::{Context, Failure, Result, VERSION};
 use crate::agent::{Agent, TurnUi};
 use crate::approval::TerminalApprover;
+use crate::bridge::{self, Bridge};
 use crate::chat::ChatClient;
 use crate::config::{ApiKeySource, process_env};
+use crate::sanitize;
 use crate::tools::ToolContext;
 
 /// Deadline of one model call.
@@ -28,12 +33,13 @@ impl TurnUi for TerminalUi {
     fn text(&mut self, piece: &str) {
         if !self.quiet {
             let mut o = std::io::stdout().lock();
-            let _ = o.write_all(piece.as_bytes());
+            let _ = o.write_all(sanitize::block(piece).as_bytes());
             let _ = o.flush();
         }
     }
 
     fn note(&mut self, line: &str) {
+        let line = sanitize::block(line);
         if self.color {
             eprintln!("\x1b[2m{line}\x1b[0m");
         } else {
@@ -75,11 +81,18 @@ pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
     crate::sigint::install();
     let chat = chat_client(ctx)?;
     ctx.unlock()?;
-    let bridge = crate::bridge::Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
-    for (server, tool) in &bridge.withheld {
-        eprintln!(
-            "tai: the MCP tool {server}/{tool} changed since it was approved and is withheld: review it with `tai mcp tools {server}`, approve it with `tai mcp approve {server} {tool}`"
-        );
+    let bridge = Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
+    for note in &bridge.notes {
+        eprintln!("tai: note: {}", sanitize::line(note));
+    }
+    if a.prompt.is_some() {
+        for (server, tool) in &bridge.withheld {
+            eprintln!(
+                "tai: the MCP tool {server}/{} changed since it was approved and is withheld: review it with `tai mcp tools {server}`, approve it with `tai mcp approve {server} {}`",
+                sanitize::line(tool),
+                sanitize::line(tool)
+            );
+        }
     }
     let mut agent = Agent::new(&chat).with_bridge(bridge);
     if let Some(n) = a.max_steps {
@@ -177,6 +190,8 @@ fn repl(
     let mut lines = stdin.lock().lines();
     // One approver for the session, so "always" answers last until /exit.
     let mut approver = TerminalApprover::new(config.approval);
+    let mut reviewed = std::collections::HashSet::new();
+    review_withheld(ctx, agent, &mut reviewed)?;
     loop {
         crate::sigint::clear();
         let mut o = std::io::stdout().lock();
@@ -230,7 +245,8 @@ fn repl(
                         .map(|t| t.def().name.to_string())
                         .collect();
                     out(&format!("{}\n", names.join(" ")))?;
-                    if let Some(b) = agent.bridge() {
+                    {
+                        let b = agent.bridge();
                         let offered: Vec<&str> = b.tools.iter().map(|t| t.name.as_str()).collect();
                         out(&format!(
                             "MCP: {}\n",
@@ -241,9 +257,13 @@ fn repl(
                             }
                         ))?;
                         for (s, t) in &b.not_offered {
-                            out(&format!("  not offered (over MCP_MAX_TOOLS): {s}/{t}\n"))?;
+                            out(&format!(
+                                "  not offered (over MCP_MAX_TOOLS): {s}/{}\n",
+                                sanitize::line(t)
+                            ))?;
                         }
                         for (s, t) in &b.withheld {
+                            let t = sanitize::line(t);
                             out(&format!(
                                 "  withheld for review: {s}/{t} (`tai mcp approve {s} {t}`)\n"
                             ))?;
@@ -285,12 +305,55 @@ fn repl(
         match agent.run_turn(&mut tctx, input, &mut ui, &crate::sigint::interrupted) {
             Ok(r) if !r.answer.ends_with('\n') => out("\n")?,
             Ok(_) => {}
-            Err(e) => eprintln!("tai: {e}"),
+            Err(e) => eprintln!("tai: {}", sanitize::block(&e)),
         }
+        review_withheld(ctx, agent, &mut reviewed)?;
         conversation = Some(ctx.store.conversation_save(
             conversation,
             &config.profile,
             &Value::Array(agent.history.clone()),
         )?);
     }
+}
+
+/// The REPL's inline drift review: each withheld MCP tool not yet reviewed this session is
+/// shown whole (old and new definitions side by side) and re-pinned only when the person
+/// answers `y` on the terminal — no approval mode answers this. Re-pinned tools are
+/// offered from the next turn.
+fn review_withheld(
+    ctx: &mut Context,
+    agent: &mut Agent<'_>,
+    reviewed: &mut std::collections::HashSet<(String, String)>,
+) -> Result {
+    let pending: Vec<(String, String)> = agent
+        .bridge()
+        .withheld
+        .iter()
+        .filter(|p| !reviewed.contains(*p))
+        .cloned()
+        .collect();
+    let mut repinned = false;
+    for (server, tool) in pending {
+        reviewed.insert((server.clone(), tool.clone()));
+        let Some(review) = bridge::review(&ctx.store, &server, &tool).map_err(Failure)? else {
+            continue;
+        };
+        let question = format!("re-pin {server}/{tool} to what the server now says");
+        match crate::approval::ask_person(&bridge::review_text(&review), &question) {
+            Some(true) => {
+                bridge::approve(&mut ctx.store, &server, &tool).map_err(Failure)?;
+                eprintln!("tai: re-pinned {server}/{}", sanitize::line(&tool));
+                repinned = true;
+            }
+            _ => eprintln!(
+                "tai: {server}/{} stays withheld; approve it later with `tai mcp approve {server} {}`",
+                sanitize::line(&tool),
+                sanitize::line(&tool)
+            ),
+        }
+    }
+    if repinned {
+        agent.set_bridge(Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?);
+    }
+    Ok(())
 }

@@ -9,14 +9,16 @@ use super::args::{McpCmd, ProbeArgs};
 use super::render::{out, table};
 use super::{Context, Failure, Result};
 use crate::approval::{Approver, TerminalApprover};
+use crate::bridge::gate::{self, Ask, Entrance};
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
-use crate::mcp::dispatch;
 use crate::mcp::era::{Era, EraChoice};
 use crate::mcp::intake::{self, AddOptions};
 use crate::mcp::protocol::Tool;
 use crate::mcp::store;
 use crate::resolver::Target;
+use crate::sanitize;
+use crate::tools::ToolContext;
 use crate::vault::audit::Event;
 
 pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
@@ -56,7 +58,7 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             };
             match resolve_github(&ctx, &target, *pick, *json) {
                 Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
-                Ok(r) => Ok(out(&resolution_text(&r, url, *pick))?),
+                Ok(r) => Ok(out(&sanitize::block(&resolution_text(&r, url, *pick)))?),
                 Err(f) if *json => {
                     out(&format!("{:#}\n", json!(f)))?;
                     Err(Failure(format!(
@@ -126,7 +128,9 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             let mut ctx = load()?;
             let report = crate::bridge::approve(&mut ctx.store, server, tool).map_err(Failure)?;
             Ok(out(&format!(
-                "{report}approved {server}/{tool}: it is offered again\n"
+                "{}approved {server}/{}: it is offered again\n",
+                sanitize::block(&report),
+                sanitize::line(tool)
             ))?)
         }
         McpCmd::Call {
@@ -197,7 +201,11 @@ fn resolve_github(
 ) -> std::result::Result<crate::resolver::Resolution, crate::resolver::Failure> {
     let mut progress = |step: &str| {
         if !quiet {
-            eprintln!("tai: resolving {}: {step} ...", target.display());
+            eprintln!(
+                "tai: resolving {}: {} ...",
+                sanitize::line(&target.display()),
+                sanitize::line(step)
+            );
         }
     };
     crate::resolver::resolve_online(
@@ -226,7 +234,7 @@ fn add_paste(
     } = paste;
     let replace = replace || refresh;
     for note in &n.notes {
-        eprintln!("tai: note: {note}");
+        eprintln!("tai: note: {}", sanitize::block(note));
     }
     let entries = intake::select(&n, name, single).map_err(Failure)?;
     ctx.unlock()?;
@@ -241,7 +249,7 @@ fn add_paste(
     let mut failures: Vec<(String, String)> = n.refused.clone();
     for e in &entries {
         if !json {
-            eprintln!("tai: checking {} ...", e.name);
+            eprintln!("tai: checking {} ...", sanitize::line(&e.name));
         }
         match intake::add(&mut ctx.store, e, &source, &opts, &mut approver) {
             Ok(r) => reports.push(r),
@@ -270,16 +278,19 @@ fn add_paste(
                 r.tools.len()
             );
             for (t, d) in &r.tools {
-                let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
-                s.push_str(&format!(
-                    "  {t}  {}\n",
-                    d.chars().take(80).collect::<String>()
-                ));
+                s.push_str(&format!("  {}\n", sanitize::line(t)));
+                for l in d.as_deref().unwrap_or("").lines() {
+                    s.push_str(&format!("      {}\n", sanitize::line(l)));
+                }
             }
             out(&s)?;
         }
         for (k, why) in &failures {
-            eprintln!("tai: skipped {k}: {why}");
+            eprintln!(
+                "tai: skipped {}: {}",
+                sanitize::line(k),
+                sanitize::block(why)
+            );
         }
     }
     if reports.is_empty() || (single && !failures.is_empty()) {
@@ -356,39 +367,31 @@ fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
             .collect();
         return Ok(out(&format!("{:#}\n", Value::Array(v)))?);
     }
-    let rows: Vec<Vec<String>> = all
-        .iter()
-        .map(|(s, t, ok)| {
-            let d: String = t
-                .description
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(70)
-                .collect();
-            vec![
-                s.clone(),
-                t.name.clone(),
-                match (t.pinned, *ok) {
-                    (_, false) => "not allowed",
-                    (true, true) => "pinned",
-                    (false, true) => "CHANGED: review, then `tai mcp approve`",
-                }
-                .into(),
-                d,
-            ]
-        })
-        .collect();
-    Ok(out(&table(
-        &["SERVER", "TOOL", "PIN", "DESCRIPTION"],
-        &rows,
-    ))?)
+    // Each tool whole: its full description (every line, sanitized) and its state, so an
+    // injected second line or an escape sequence is visible, never hidden or interpreted.
+    let mut text = String::new();
+    for (s, t, ok) in &all {
+        let state = match (t.pinned, *ok) {
+            (_, false) => "not allowed".to_string(),
+            (true, true) => "pinned".to_string(),
+            (false, true) => format!(
+                "CHANGED: review with `tai mcp approve {s} {}`",
+                sanitize::line(&t.name)
+            ),
+        };
+        text.push_str(&format!("{s}/{}  [{state}]\n", sanitize::line(&t.name)));
+        for l in t.description.as_deref().unwrap_or("").split('\n') {
+            text.push_str(&format!("    {}\n", sanitize::line(l)));
+        }
+    }
+    if all.is_empty() {
+        text.push_str("no tools stored\n");
+    }
+    Ok(out(&text)?)
 }
 
-/// `tai mcp call`: one call through `mcp::dispatch`, the path every MCP call takes.
+/// `tai mcp call`: one call through the trust gate, as a person's explicit act (a
+/// disabled server may be reached; a drifted or unlisted tool never).
 fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: bool) -> Result {
     ctx.unlock()?;
     let arguments: Map<String, Value> = match args {
@@ -400,23 +403,32 @@ fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: b
         },
     };
     let mut approver = TerminalApprover::new(ctx.config.approval);
-    let o = dispatch::call(
-        &mut ctx.store,
-        server,
-        tool,
+    let config = ctx.config.clone();
+    let mut tctx = ToolContext {
+        store: &mut ctx.store,
+        config: &config,
+        approver: &mut approver,
+        env: &process_env,
+    };
+    let mut bridge = crate::bridge::Bridge::empty();
+    let passed = gate::call(
+        &mut tctx,
+        &mut bridge,
+        Entrance::Person,
+        Ask::Mcp { server, tool },
         arguments,
-        &mut approver,
-        &process_env,
-        Timeouts::default(),
-    )
-    .map_err(Failure)?;
+        None,
+        &mut |line| eprintln!("tai: {}", sanitize::line(line)),
+    );
+    drop(bridge);
+    let o = passed.output;
     if json {
-        let v = json!({"server": server, "tool": tool, "outcome": o.outcome, "isError": o.is_error, "text": o.text});
+        let v = json!({"server": server, "tool": tool, "outcome": passed.outcome, "isError": o.is_error, "text": o.text});
         out(&format!("{v:#}\n"))?;
-    } else if o.outcome != "protocol-error" {
-        out(&format!("{}\n", o.text))?;
+    } else if matches!(passed.outcome, "ok" | "tool-error") {
+        out(&format!("{}\n", sanitize::block(&o.text)))?;
     }
-    match o.outcome {
+    match passed.outcome {
         "ok" => Ok(()),
         "tool-error" => Err(Failure(format!(
             "{server}/{tool} ran and reported an error"
@@ -464,13 +476,13 @@ fn probe(a: &ProbeArgs) -> Result {
         probe: secs(a.probe_timeout, d.probe),
     };
     if !a.json {
-        eprintln!("tai: connecting to {}", spec.describe());
+        eprintln!("tai: connecting to {}", sanitize::line(&spec.describe()));
     }
     let mut client =
         McpClient::connect(&spec, choice, timeouts).map_err(|e| Failure(e.to_string()))?;
     let tools = client.list_tools().map_err(|e| Failure(e.to_string()))?;
     for w in client.warnings.drain(..) {
-        eprintln!("tai: warning: {w}");
+        eprintln!("tai: warning: {}", sanitize::block(&w));
     }
     let mut call_report = None;
     let mut tool_failed = false;
@@ -516,14 +528,16 @@ fn probe(a: &ProbeArgs) -> Result {
         });
         out(&format!("{v:#}\n"))?;
     } else {
-        out(&human(&info, era, &version, &tools, skipped))?;
+        out(&sanitize::block(&human(
+            &info, era, &version, &tools, skipped,
+        )))?;
         if let Some((tool, r, n, median, p99)) = &call_report {
             let verdict = if r.is_error { "tool error" } else { "ok" };
-            out(&format!(
+            out(&sanitize::block(&format!(
                 "\ncall {tool}: {verdict} ({n} call{}: median {median:.3} ms, p99 {p99:.3} ms)\n{}\n",
                 if *n == 1 { "" } else { "s" },
                 r.text()
-            ))?;
+            )))?;
         }
     }
     if tool_failed {
@@ -580,20 +594,12 @@ fn human(
         tools.len(),
         if tools.len() == 1 { "" } else { "s" }
     ));
-    let rows: Vec<Vec<String>> = tools
-        .iter()
-        .map(|t| {
-            let d = t
-                .description
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("");
-            let d: String = d.chars().take(90).collect();
-            vec![format!("  {}", t.name), d]
-        })
-        .collect();
-    s.push_str(&table(&["  NAME", "DESCRIPTION"], &rows));
+    // Every description whole (each line escaped): a second line is never hidden.
+    for t in tools {
+        s.push_str(&format!("  {}\n", sanitize::line(&t.name)));
+        for l in t.description.as_deref().unwrap_or("").split('\n') {
+            s.push_str(&format!("      {}\n", sanitize::line(l)));
+        }
+    }
     s
 }

@@ -54,14 +54,15 @@ pub fn run() -> i32 {
     let raw = match args::parse(std::env::args_os().skip(1)) {
         Ok(raw) => raw,
         Err(e) => {
-            eprintln!("tai: {}", e.0);
+            eprintln!("tai: {}", crate::sanitize::line(&e.0));
             return 2;
         }
     };
     match execute(raw) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("tai: {e}");
+            // Errors carry servers' stderr tails and untrusted names: shown sanitized.
+            eprintln!("tai: {}", crate::sanitize::block(&e.to_string()));
             1
         }
     }

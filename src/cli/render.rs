@@ -16,6 +16,12 @@ pub fn out(text: &str) -> std::io::Result<()> {
 
 /// Rows under a header, columns padded to their widest cell.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    // Cells hold untrusted text (tool names, audit details): one escaped line each.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| crate::sanitize::line(c)).collect())
+        .collect();
+    let rows = rows.as_slice();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

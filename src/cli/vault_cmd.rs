@@ -64,9 +64,12 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
             json,
             verify,
         } => audit_cmd(ctx, *limit, *json, *verify),
+        // A record is a tool's result (untrusted): its text whole, escapes made visible.
         VaultCmd::RecordGet { id } => {
             ctx.unlock()?; // records are sealed while the seal is on
-            Ok(out(&ctx.store.record_get(id)?.content)?)
+            Ok(out(&crate::sanitize::block(
+                &ctx.store.record_get(id)?.content,
+            ))?)
         }
         VaultCmd::RecordList { json } => {
             let records = ctx.store.record_list(1000)?;

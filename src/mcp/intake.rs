@@ -13,6 +13,7 @@ use super::store;
 use crate::approval::Approver;
 use crate::config::expand::{Expanded, Sources, expand};
 use crate::config::normalize::{Entry, Leg, Normalized, valid_name};
+use crate::sanitize;
 use crate::vault::redact::{Secret, redact};
 use crate::vault::{Store, audit::Event};
 
@@ -22,11 +23,90 @@ pub struct Resolved {
     pub spec: ServerSpec,
     /// `(reference, value)` pairs used: they join the redaction set.
     pub values: Vec<(String, String)>,
+    /// The entry as stored (its `${NAME}` references unexpanded), for the consent text.
+    pub entry: Entry,
+    /// What the command resolves to: the executable's path after the `PATH` lookup with
+    /// the entry's env, and where that `PATH` came from.
+    pub executable: Option<Executable>,
+}
+
+/// Where a stdio server's command resolves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Executable {
+    /// The file that runs, or `None` when nothing on `PATH` matches.
+    pub path: Option<std::path::PathBuf>,
+    /// The `PATH` searched (None: the command names a path).
+    pub search: Option<String>,
+    /// Whether that `PATH` is the entry's own (its env sets `PATH`).
+    pub from_entry: bool,
+}
+
+/// Whether an env name looks like it holds a secret (its literal value is masked).
+fn secret_like(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASS",
+        "AUTH",
+        "CREDENTIAL",
+        "COOKIE",
+        "SESSION",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// A value masked for the consent screen: its length only.
+fn masked(value: &str) -> String {
+    format!("•••• ({} characters, hidden)", value.chars().count())
+}
+
+/// How one env or header value is shown: a `${NAME}` reference as written (its value
+/// hidden), a literal in full unless `hide` (then masked).
+fn shown_value(template: &str, hide: bool) -> String {
+    if template.contains("${") {
+        format!("{template}  (resolved; the value is hidden)")
+    } else if hide {
+        masked(template)
+    } else {
+        template.to_string()
+    }
+}
+
+/// `command` looked up as `execvp` would: a name with a `/` is a path (relative to `cwd`);
+/// otherwise the first executable file of that name in `search`'s directories.
+pub fn find_executable(
+    command: &str,
+    search: &str,
+    cwd: Option<&std::path::Path>,
+) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let p = std::path::Path::new(command);
+        let p = match cwd {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        };
+        return Some(p);
+    }
+    search
+        .split(':')
+        .map(|dir| if dir.is_empty() { "." } else { dir })
+        .map(|dir| std::path::Path::new(dir).join(command))
+        .find(|p| runnable(p))
 }
 
 impl Resolved {
-    /// The consent text: the exact argv (or URL and header names), with every resolved
-    /// value replaced by a marker naming it.
+    /// The consent text, whole: the exact argv (resolved values masked by name), the file
+    /// that will run (after the `PATH` lookup with the entry's env), the cwd, every env
+    /// entry with its value (a `${NAME}` reference shown as written, secret-looking
+    /// literals masked), or the URL with every header (values masked). The approval
+    /// screen shows it through `sanitize`.
     pub fn shown(&self) -> String {
         let secrets: Vec<Secret> = self
             .values
@@ -36,23 +116,77 @@ impl Resolved {
                 value: v.clone(),
             })
             .collect();
-        let mut s = redact(&self.spec.describe(), &secrets);
-        if let ServerSpec::Stdio(st) = &self.spec {
-            if !st.env.is_empty() {
-                let names: Vec<&str> = st.env.iter().map(|(k, _)| k.as_str()).collect();
-                s.push_str(&format!("\n  env: {}", names.join(", ")));
-            }
-            if !st.env_vars.is_empty() {
+        let mut s = String::new();
+        match (&self.spec, &self.entry.leg) {
+            (ServerSpec::Stdio(st), Leg::Stdio { env, .. }) => {
                 s.push_str(&format!(
-                    "\n  passed through from your environment: {}",
-                    st.env_vars.join(", ")
+                    "command: {}\n",
+                    redact(&self.spec.describe(), &secrets)
                 ));
+                if let Some(x) = &self.executable {
+                    let found = match &x.path {
+                        Some(p) => p.display().to_string(),
+                        None => format!("(no {:?} found on PATH)", st.command),
+                    };
+                    s.push_str(&format!("runs: {found}\n"));
+                    if let Some(search) = &x.search {
+                        let whose = if x.from_entry {
+                            "the entry's env"
+                        } else {
+                            "tai's environment"
+                        };
+                        s.push_str(&format!(
+                            "  found on PATH={} (from {whose})\n",
+                            sanitize::line(&redact(search, &secrets))
+                        ));
+                    }
+                }
+                if let Some(cwd) = &st.cwd {
+                    s.push_str(&format!(
+                        "cwd: {}\n",
+                        sanitize::line(&redact(&cwd.display().to_string(), &secrets))
+                    ));
+                }
+                if env.is_empty() {
+                    s.push_str("env: (none set by the entry)\n");
+                } else {
+                    s.push_str("env:\n");
+                    for (k, template) in env {
+                        s.push_str(&format!(
+                            "  {}={}\n",
+                            sanitize::line(k),
+                            sanitize::line(&shown_value(template, secret_like(k)))
+                        ));
+                    }
+                }
+                if !st.env_vars.is_empty() {
+                    s.push_str(&format!(
+                        "passed through from your environment: {}\n",
+                        sanitize::line(&st.env_vars.join(", "))
+                    ));
+                }
             }
-            if let Some(cwd) = &st.cwd {
-                s.push_str(&format!("\n  cwd: {}", cwd.display()));
+            (ServerSpec::Http(h), Leg::Http { headers, .. }) => {
+                s.push_str(&format!(
+                    "url: {}\n",
+                    sanitize::line(&redact(&h.url, &secrets))
+                ));
+                if headers.is_empty() {
+                    s.push_str("headers: (none)\n");
+                } else {
+                    s.push_str("headers:\n");
+                    for (k, template) in headers {
+                        s.push_str(&format!(
+                            "  {}: {}\n",
+                            sanitize::line(k),
+                            sanitize::line(&shown_value(template, true))
+                        ));
+                    }
+                }
             }
+            _ => s.push_str(&redact(&self.spec.describe(), &secrets)),
         }
-        s
+        s.trim_end().to_string()
     }
 
     /// What consent covers: a hash of everything that decides what runs.
@@ -135,7 +269,30 @@ pub fn resolve(
             how.join(", ")
         ));
     }
-    Ok(Resolved { spec, values })
+    let executable = match &spec {
+        ServerSpec::Stdio(st) => {
+            let own = st
+                .env
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone());
+            let from_entry = own.is_some();
+            let search = own.or_else(|| env("PATH")).unwrap_or_default();
+            let path = find_executable(&st.command, &search, st.cwd.as_deref());
+            Some(Executable {
+                path,
+                search: (!st.command.contains('/')).then_some(search),
+                from_entry,
+            })
+        }
+        ServerSpec::Http(_) => None,
+    };
+    Ok(Resolved {
+        spec,
+        values,
+        entry: entry.clone(),
+        executable,
+    })
 }
 
 /// Add the resolved values to the store's redaction set. Values under 8 characters are
@@ -183,6 +340,17 @@ pub fn add(
     approver: &mut dyn Approver,
 ) -> Result<AddReport, String> {
     let existing = store::load(store, &entry.name).map_err(|e| e.to_string())?;
+    // Names are unique case-insensitively: `Good` beside `good` would read as one server.
+    if let Some(other) = store::list(store)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|r| r.entry.name)
+        .find(|n| n != &entry.name && n.eq_ignore_ascii_case(&entry.name))
+    {
+        return Err(format!(
+            "a server named {other:?} is already stored, and names differ in more than case; choose another name (--name)"
+        ));
+    }
     if existing.is_some() && !opts.replace {
         return Err(format!(
             "a server named {:?} is already stored; choose another name (--name) or replace it (--replace)",
@@ -201,7 +369,7 @@ pub fn add(
         ServerSpec::Stdio(_) => format!("run the MCP server {:?}", entry.name),
         ServerSpec::Http(_) => format!("connect to the MCP server {:?}", entry.name),
     };
-    let decision = approver.approve(&what, &format!("  {}", resolved.shown()));
+    let decision = approver.approve(&what, &resolved.shown());
     if decision != Ok(true) {
         let _ = store.audit(Event::new("mcp-add", &entry.name, "denied"));
         return Err(decision
@@ -231,6 +399,12 @@ pub fn add(
         enable,
     )
     .map_err(|e| e.to_string())?;
+    if existing.is_some() {
+        // Re-verifying a stored server never changes a pin (`--yolo` and the model reach
+        // this path): the live list is stored beside the pins, changed and added tools
+        // stay withheld until a person approves them.
+        crate::bridge::record_listing(store, &entry.name, &tools);
+    }
     let _ = store.audit(Event {
         detail: Some(format!("{} tools, {era}", tools.len())),
         ..Event::new("mcp-add", &entry.name, "stored")

@@ -76,7 +76,8 @@ pub fn count(store: &Store) -> vault::Result<usize> {
 }
 
 /// Store (or replace) a server with its tools and pins, and the consented argv hash, in
-/// one transaction. `enable` sets the registering profile's enablement.
+/// one transaction. `enable` sets the registering profile's enablement. Tools and pins
+/// are written for a new server only; a replaced one keeps its own.
 pub fn save(
     store: &mut Store,
     entry: &Entry,
@@ -136,10 +137,9 @@ pub fn save(
         )
         .optional()
         .map_err(sql("storing a server"))?;
-    tx.execute("DELETE FROM mcp_server_tools WHERE server = ?1", [name])
-        .map_err(sql("storing a server"))?;
-    tx.execute("DELETE FROM mcp_tool_pins WHERE server = ?1", [name])
-        .map_err(sql("storing a server"))?;
+    // A stored server's tools and pins are left as they are: the caller applies the live
+    // listing against the pins (`bridge::record_listing`), so re-adding never re-pins.
+    let tools: &[Tool] = if created.is_some() { &[] } else { tools };
     tx.execute(
         // An upsert, not REPLACE: the row is updated in place, so its profile rows stay.
         "INSERT INTO mcp_servers(name, transport, command, args_json, env_json, url, headers_json, cwd,

@@ -2,9 +2,13 @@
 //!
 //! `McpServer::handle` takes one JSON-RPC message (and, over HTTP, the request's era
 //! evidence) and returns the reply. It serves every native tool's schema verbatim plus
-//! `chat` and `completions`; bridged foreign tools are never re-served (that would launder
-//! untrusted servers through tai's identity). No user is present, so approvals are
-//! automatic (the key, or the launching host, is the authority) and `ask_user` denies.
+//! `chat` and `completions`, but never a route to a foreign server's tools: bridged tools
+//! are not re-served and `mcp_call` is not served (that would launder untrusted servers
+//! through tai's identity). Every served call passes the one trust gate
+//! (`bridge::gate`, entrance `Network`); a served `chat` agent's calls pass it as the
+//! model's (enablement and pins hold there too). No user is present, so approvals are
+//! automatic (the key, or the launching host, is the authority), `ask_user` denies, and
+//! no pin is ever changed.
 
 pub mod http;
 pub mod stdio;
@@ -16,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::{Agent, Capture};
 use crate::approval::Approver;
+use crate::bridge::gate::{self, Ask, Entrance, Local};
 use crate::chat::ChatClient;
 use crate::config::Config;
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
@@ -24,7 +29,7 @@ use crate::mcp::era::{Era, LEGACY_VERSION, MODERN_VERSION};
 use crate::mcp::handshake::LEGACY_VERSIONS;
 use crate::mcp::methods;
 use crate::mcp::protocol::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
-use crate::tools::{self, ToolContext, ToolOutput};
+use crate::tools::{self, ToolContext, ToolDef, ToolOutput};
 use crate::vault::Store;
 
 /// Approves everything and asks no one: serve mode (said loudly at startup).
@@ -58,23 +63,48 @@ pub struct McpServer {
     pub idle: Duration,
 }
 
-/// The served tool list: natives verbatim, then the two extras. Never a bridged tool.
+/// Native tools that are not served: `mcp_call` would route a network client to a
+/// foreign server's tools.
+pub const NOT_SERVED: &[&str] = &["mcp_call"];
+
+/// The served tool list: natives verbatim (but [`NOT_SERVED`]), then the two extras.
+/// Never a bridged tool, never a route to one.
 pub fn served_tools() -> Vec<Value> {
     let mut out: Vec<Value> = tools::all()
         .iter()
+        .filter(|t| !NOT_SERVED.contains(&t.def().name))
         .map(|t| {
             let d = t.def();
             json!({"name": d.name, "description": d.description, "inputSchema": d.parameters})
         })
         .collect();
-    out.push(json!({"name": CHAT, "description": "Run a full tai agent turn (with tools) and return its answer. Pass the returned session to continue the conversation.",
-        "inputSchema": {"type": "object", "properties": {
-            "message": {"type": "string"}, "session": {"type": "string"}, "profile": {"type": "string"},
-            "max_steps": {"type": "integer"}}, "required": ["message"]}}));
-    out.push(json!({"name": COMPLETIONS, "description": "One completion from the current model, no tools: messages are {role: system|user|assistant, content}.",
-        "inputSchema": {"type": "object", "properties": {
-            "messages": {"type": "array", "items": {"type": "object"}}}, "required": ["messages"]}}));
+    for d in extras() {
+        out.push(
+            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters}),
+        );
+    }
     out
+}
+
+/// The two served extras as tool definitions: they run as the gate's caller-local tools.
+fn extras() -> [ToolDef; 2] {
+    [
+        ToolDef {
+            name: CHAT,
+            description: "Run a full tai agent turn (with tools) and return its answer. Pass the returned session to continue the conversation.",
+            parameters: json!({"type": "object", "properties": {
+                "message": {"type": "string"}, "session": {"type": "string"}, "profile": {"type": "string"},
+                "max_steps": {"type": "integer"}}, "required": ["message"]}),
+            safe: true,
+        },
+        ToolDef {
+            name: COMPLETIONS,
+            description: "One completion from the current model, no tools: messages are {role: system|user|assistant, content}.",
+            parameters: json!({"type": "object", "properties": {
+                "messages": {"type": "array", "items": {"type": "object"}}}, "required": ["messages"]}),
+            safe: true,
+        },
+    ]
 }
 
 fn result(id: Id, v: Value) -> Option<Message> {
@@ -292,23 +322,45 @@ impl McpServer {
                 json!({"content": [{"type": "text", "text": format!("{name}: {why}")}], "isError": true}),
             );
         }
-        let out = match name {
-            CHAT => self.chat(&args, era, session),
-            COMPLETIONS => self.completions(&args),
-            _ => {
-                let out = self
-                    .with_tools(|ctx| tools::dispatch(name, ctx, &args))
-                    .unwrap_or_else(|| ToolOutput::error("no such tool"));
-                let text = self.store.redact(&out.text).unwrap_or_else(|_| {
-                    "(withheld: the result could not be checked for secrets)".into()
-                });
-                let (text, _) = self.with_tools(|ctx| crate::agent::spill(ctx, name, text));
-                ToolOutput {
-                    text,
-                    is_error: out.is_error,
-                }
+        // Every served call passes the gate; `chat` and `completions` as local tools.
+        let mut client = matches!(name, CHAT | COMPLETIONS).then(|| self.chat_client());
+        let McpServer {
+            store,
+            config,
+            conversations,
+            idle,
+        } = self;
+        let config = config.clone();
+        let mut approver = ServeApprover;
+        let mut ctx = ToolContext {
+            store,
+            config: &config,
+            approver: &mut approver,
+            env: &crate::config::process_env,
+        };
+        let mut run = |ctx: &mut ToolContext<'_>, a: &Map<String, Value>| {
+            let client = client
+                .take()
+                .unwrap_or_else(|| Err("the model client was already used".into()));
+            match name {
+                CHAT => chat(ctx, conversations, *idle, client, a, era, session),
+                _ => completions(client, a),
             }
         };
+        let local = extras()
+            .into_iter()
+            .find(|d| d.name == name)
+            .map(|def| Local { def, run: &mut run });
+        let out = gate::call(
+            &mut ctx,
+            &mut crate::bridge::Bridge::empty(),
+            Entrance::Network,
+            Ask::Named(name),
+            args,
+            local,
+            &mut |_| {},
+        )
+        .output;
         result(
             id,
             json!({"content": [{"type": "text", "text": out.text}], "isError": out.is_error}),
@@ -338,101 +390,93 @@ impl McpServer {
             MCP_CHAT_TIMEOUT,
         ))
     }
+}
 
-    /// `chat`: a full agent turn in capture mode on the conversation's own history.
-    fn chat(&mut self, args: &Map<String, Value>, era: Era, session: Option<&str>) -> ToolOutput {
-        let now = Instant::now();
-        let idle = self.idle;
-        self.conversations
-            .retain(|_, c| now.duration_since(c.last_seen) < idle);
-        let handle = match (args.get("session").and_then(Value::as_str), era, session) {
-            (Some(h), _, _) => {
-                if !self.conversations.contains_key(h) {
-                    return ToolOutput::error(format!(
-                        "no conversation {h:?} (it expired after {}s idle, or never existed); start a new one without `session`",
-                        idle.as_secs()
-                    ));
-                }
-                h.to_string()
-            }
-            (None, Era::Legacy, Some(s)) => format!("session-{s}"),
-            _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
-        };
-        let chat = match self.chat_client() {
-            Ok(c) => c,
-            Err(e) => return ToolOutput::error(e),
-        };
-        let mut agent = Agent::new(&chat);
-        if let Ok(b) = crate::bridge::Bridge::load(&self.store, &self.config.profile) {
-            agent = agent.with_bridge(b);
-        }
-        if let Some(n) = args.get("max_steps").and_then(Value::as_u64) {
-            agent.max_steps = (n as usize).clamp(1, 50);
-        }
-        agent.history = self
-            .conversations
-            .remove(&handle)
-            .map(|c| c.history)
-            .unwrap_or_default();
-        let mut ui = Capture::default();
-        let message = tools::arg_str(args, "message");
-        let r = self.with_tools(|ctx| agent.run_turn(ctx, message, &mut ui, &|| false));
-        self.conversations.insert(
-            handle.clone(),
-            Conversation {
-                history: agent.history.clone(),
-                last_seen: Instant::now(),
-            },
-        );
-        match r {
-            Ok(r) => {
-                let v = json!({"answer": r.answer, "session": handle, "steps": r.steps, "stopped": r.stopped,
-                               "tool_calls": r.tool_calls.iter().map(|t| json!({"name": t.name, "is_error": t.is_error})).collect::<Vec<_>>()});
-                ToolOutput {
-                    text: v.to_string(),
-                    is_error: r.stopped.is_some(),
-                }
-            }
-            Err(e) => ToolOutput::error(e),
-        }
-    }
-
-    /// Run `f` with a tool context on the server's store: no user is present, so every
-    /// call is approved (`ServeApprover`); variables come from the process environment.
-    fn with_tools<R>(&mut self, f: impl FnOnce(&mut ToolContext<'_>) -> R) -> R {
-        let mut approver = ServeApprover;
-        let config = self.config.clone();
-        let mut ctx = ToolContext {
-            store: &mut self.store,
-            config: &config,
-            approver: &mut approver,
-            env: &crate::config::process_env,
-        };
-        f(&mut ctx)
-    }
-
-    /// `completions`: one stateless answer, no tools; roles validated.
-    fn completions(&mut self, args: &Map<String, Value>) -> ToolOutput {
-        let Some(messages) = args.get("messages").and_then(Value::as_array) else {
-            return ToolOutput::error("messages must be an array");
-        };
-        if messages.is_empty() {
-            return ToolOutput::error("messages must not be empty");
-        }
-        for (i, m) in messages.iter().enumerate() {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-            if !matches!(role, "system" | "user" | "assistant") {
+/// `chat`: a full agent turn in capture mode on the conversation's own history. Its tool
+/// calls pass the gate as the model's (enablement, the stored list and pins hold).
+fn chat(
+    ctx: &mut ToolContext<'_>,
+    conversations: &mut HashMap<String, Conversation>,
+    idle: Duration,
+    client: Result<ChatClient, String>,
+    args: &Map<String, Value>,
+    era: Era,
+    session: Option<&str>,
+) -> ToolOutput {
+    let now = Instant::now();
+    conversations.retain(|_, c| now.duration_since(c.last_seen) < idle);
+    let handle = match (args.get("session").and_then(Value::as_str), era, session) {
+        (Some(h), _, _) => {
+            if !conversations.contains_key(h) {
                 return ToolOutput::error(format!(
-                    "messages[{i}].role must be system, user or assistant, not {role:?}"
+                    "no conversation {h:?} (it expired after {}s idle, or never existed); start a new one without `session`",
+                    idle.as_secs()
                 ));
             }
-            if !m.get("content").is_some_and(Value::is_string) {
-                return ToolOutput::error(format!("messages[{i}].content must be a string"));
+            h.to_string()
+        }
+        (None, Era::Legacy, Some(s)) => format!("session-{s}"),
+        _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
+    };
+    let chat = match client {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let mut agent = Agent::new(&chat);
+    if let Ok(b) = crate::bridge::Bridge::load(ctx.store, &ctx.config.profile) {
+        agent = agent.with_bridge(b);
+    }
+    if let Some(n) = args.get("max_steps").and_then(Value::as_u64) {
+        agent.max_steps = (n as usize).clamp(1, 50);
+    }
+    agent.history = conversations
+        .remove(&handle)
+        .map(|c| c.history)
+        .unwrap_or_default();
+    let mut ui = Capture::default();
+    let message = tools::arg_str(args, "message");
+    let r = agent.run_turn(ctx, message, &mut ui, &|| false);
+    conversations.insert(
+        handle.clone(),
+        Conversation {
+            history: agent.history.clone(),
+            last_seen: Instant::now(),
+        },
+    );
+    match r {
+        Ok(r) => {
+            let v = json!({"answer": r.answer, "session": handle, "steps": r.steps, "stopped": r.stopped,
+                           "tool_calls": r.tool_calls.iter().map(|t| json!({"name": t.name, "is_error": t.is_error})).collect::<Vec<_>>()});
+            ToolOutput {
+                text: v.to_string(),
+                is_error: r.stopped.is_some(),
             }
         }
-        match self.chat_client().and_then(|c| c.complete(messages)) {
-            Ok(text) => ToolOutput::ok(self.store.redact(&text).unwrap_or_default()),
-            Err(e) => ToolOutput::error(e),
+        Err(e) => ToolOutput::error(e),
+    }
+}
+
+/// `completions`: one stateless answer, no tools; roles validated. (The gate redacts it.)
+fn completions(client: Result<ChatClient, String>, args: &Map<String, Value>) -> ToolOutput {
+    let Some(messages) = args.get("messages").and_then(Value::as_array) else {
+        return ToolOutput::error("messages must be an array");
+    };
+    if messages.is_empty() {
+        return ToolOutput::error("messages must not be empty");
+    }
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        if !matches!(role, "system" | "user" | "assistant") {
+            return ToolOutput::error(format!(
+                "messages[{i}].role must be system, user or assistant, not {role:?}"
+            ));
         }
+        if !m.get("content").is_some_and(Value::is_string) {
+            return ToolOutput::error(format!("messages[{i}].content must be a string"));
+        }
+    }
+    match client.and_then(|c| c.complete(messages)) {
+        Ok(text) => ToolOutput::ok(text),
+        Err(e) => ToolOutput::error(e),
     }
 }

@@ -1,12 +1,15 @@
 //! The seven agent tools that manage MCP servers: `mcp_add`, `mcp_list`, `mcp_enable`,
 //! `mcp_disable`, `mcp_remove`, `mcp_tools`, `mcp_call`. They take the same paths as the
-//! `tai mcp` commands (`mcp::intake`, `mcp::store`, `mcp::dispatch`).
+//! `tai mcp` commands (`mcp::intake`, `mcp::store`, and for calls the one trust gate,
+//! `bridge::gate`). None of them changes a pin: re-adding a stored server stores its
+//! live tool list beside the pins and leaves changed tools withheld.
 
 use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
+use crate::bridge::gate::{self, Ask, Entrance};
 use crate::mcp::client::Timeouts;
-use crate::mcp::{dispatch, intake, store};
+use crate::mcp::{intake, store};
 use crate::resolver::{Target, resolve_online};
 use crate::vault::audit::Event;
 
@@ -258,27 +261,19 @@ impl NativeTool for McpCall {
         }
     }
 
+    /// Run on its own (not through the agent, which resolves `mcp_call` in the gate
+    /// directly): the same gate, with no kept connections.
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
-        let arguments = args
-            .get("args")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let (server, tool) = (arg_str(args, "server"), arg_str(args, "tool"));
-        match dispatch::call(
-            ctx.store,
-            server,
-            tool,
-            arguments,
-            ctx.approver,
-            ctx.env,
-            Timeouts::default(),
-        ) {
-            Ok(o) => ToolOutput {
-                text: o.text,
-                is_error: o.is_error,
-            },
-            Err(e) => ToolOutput::error(e),
-        }
+        let mut bridge = crate::bridge::Bridge::empty();
+        gate::call(
+            ctx,
+            &mut bridge,
+            Entrance::Model,
+            Ask::Named("mcp_call"),
+            args.clone(),
+            None,
+            &mut |_| {},
+        )
+        .output
     }
 }

@@ -6,6 +6,7 @@ pub mod glob;
 pub mod mcp_admin;
 pub mod select;
 pub mod shell;
+pub mod shell_policy;
 pub mod vault_tools;
 pub mod web;
 

@@ -21,30 +21,10 @@ const OUTPUT_CAP: usize = 100 * 1024;
 
 pub struct Shell;
 
-/// Read-only commands that run without approval when the line has no shell syntax.
-const SAFE_COMMANDS: &[&str] = &[
-    "ls", "pwd", "cat", "head", "tail", "wc", "echo", "grep", "rg", "which", "date", "uname",
-    "whoami", "file", "stat", "du", "df", "tree", "sort", "uniq", "diff", "true",
-];
-
-/// Whether a command line may run without approval: a known read-only command, or a
-/// read-only git subcommand, with no redirection, pipes, substitution or chaining.
+/// Whether a command line may run without approval: only when the argv-parsing
+/// allowlist in `shell_policy` proves it read-only.
 pub fn is_safe(command: &str) -> bool {
-    if command.contains(|c| ";&|<>`$()\\\n{}*?!".contains(c)) {
-        return false;
-    }
-    let words: Vec<&str> = command.split_whitespace().collect();
-    match words.as_slice() {
-        [] => false,
-        ["git", sub, ..] => matches!(
-            *sub,
-            "status" | "log" | "diff" | "show" | "branch" | "rev-parse" | "blame"
-        ),
-        ["find", rest @ ..] => !rest
-            .iter()
-            .any(|w| matches!(*w, "-exec" | "-execdir" | "-delete" | "-ok" | "-fprint")),
-        [first, ..] => SAFE_COMMANDS.contains(first),
-    }
+    super::shell_policy::is_read_only(command)
 }
 
 /// What a command did.

@@ -1,5 +1,7 @@
 //! `web_fetch`: one GET with a deadline and a size cap; HTML reduced to text (pure
-//! `html_to_text`). Redirects are followed up to 5 hops.
+//! `html_to_text`). Redirects are followed up to 5 hops. Not `safe`: a fetch can carry
+//! anything the agent has read to anywhere, so it asks approval like a non-read-only
+//! shell command (the trust gate shows the full URL; `--auto` approves it).
 
 use std::io::Read;
 use std::time::Duration;
@@ -22,7 +24,7 @@ impl NativeTool for WebFetch {
             parameters: json!({"type": "object", "properties": {
                 "url": {"type": "string"}, "max_bytes": {"type": "integer"}
             }, "required": ["url"]}),
-            safe: true,
+            safe: false,
         }
     }
 

@@ -124,6 +124,24 @@ fn manage_a_server_through_the_agent_tools() {
     assert_eq!(tools[0]["name"], "echo");
     assert_eq!(tools[0]["pinned"], true);
 
+    // the model reaches only servers enabled for the profile
+    let out = run(
+        &mut store,
+        &mut yes,
+        "mcp_call",
+        json!({"server": "agentstub", "tool": "echo", "args": {"text": "from the agent"}}),
+    );
+    assert!(
+        out.is_error && out.text.contains("not enabled for the profile default"),
+        "{}",
+        out.text
+    );
+    run(
+        &mut store,
+        &mut yes,
+        "mcp_enable",
+        json!({"server": "agentstub"}),
+    );
     let out = run(
         &mut store,
         &mut yes,

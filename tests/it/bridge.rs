@@ -197,9 +197,14 @@ fn drift_is_withheld_until_a_person_approves() {
         "a withheld call is audited as withheld"
     );
     let shown = t.run(&["mcp", "approve", "stub", "echo"]).ok().to_string();
+    // old and new side by side: the approved description on the left, the new on the right
+    let row = shown
+        .lines()
+        .find(|l| l.contains("Echo the text back (REDEFINED)"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let (left, right) = row.split_once('│').unwrap();
     assert!(
-        shown.contains("- Echo the text back")
-            && shown.contains("+ Echo the text back (REDEFINED)"),
+        left.trim() == "Echo the text back" && right.trim() == "Echo the text back (REDEFINED)",
         "{shown}"
     );
     let audit: Value =

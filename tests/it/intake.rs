@@ -198,7 +198,7 @@ fn a_changed_command_asks_again() {
         .fails(1)
         .to_string();
     assert!(
-        err.contains("call moving/echo") && !err.contains("changed"),
+        err.contains("call the MCP tool moving/echo [pin ") && !err.contains("changed"),
         "{err}"
     );
     t.env("STUB_ERA", "legacy");

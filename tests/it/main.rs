@@ -14,4 +14,5 @@ mod secrets;
 mod serve_http;
 mod server;
 mod support;
+mod trust;
 mod vault;

@@ -706,7 +706,7 @@ fn consent_shows_the_passthrough_list_and_covers_it() {
     let env = |k: &str| (k == "T").then(|| "token-value-123".to_string());
     let resolved = intake::resolve(&entry, &store, &env).unwrap();
     let shown = resolved.shown();
-    assert!(shown.contains("env: DOCS_TOKEN"), "{shown}");
+    assert!(shown.contains("DOCS_TOKEN=${T}"), "{shown}");
     assert!(
         shown.contains("passed through from your environment: PROJECT_DIR, LANG_EXTRA"),
         "{shown}"
