@@ -7,6 +7,7 @@ result of a list_dir call on ".".
 """
 import asyncio
 import json
+import os
 import sys
 
 from mcp import Client
@@ -22,7 +23,10 @@ async def main():
         http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + argv[2]})
         server = streamable_http_client(argv[1], http_client=http)
     else:
-        server = StdioServerParameters(command=argv[0], args=argv[1:])
+        # The SDK hands a child only a default environment: pass tai's own files along,
+        # so the test's vault is used, never the user's.
+        env = {k: v for k, v in os.environ.items() if k.startswith("TAI_")}
+        server = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
     async with Client(server, mode=mode) as client:
         tools = await client.list_tools()
         r = await client.call_tool("list_dir", {"path": "."})
