@@ -46,6 +46,9 @@ pub struct Bridge {
     /// How the last `call` ended, for the audit trail: ok, tool-error, protocol-error,
     /// timeout, withheld.
     pub last_outcome: &'static str,
+    /// What a server's demand for a new OAuth login may do (the REPL asks; `-p` and
+    /// served modes fail with a message naming `tai mcp login NAME`).
+    pub oauth_interaction: crate::mcp::oauth::Interaction,
 }
 
 /// The key under which the last approved definition of a drifted tool is kept for review.
@@ -118,6 +121,7 @@ impl Bridge {
             conns: HashMap::new(),
             timeouts: Timeouts::default(),
             last_outcome: "ok",
+            oauth_interaction: crate::mcp::oauth::Interaction::Never,
         })
     }
 
@@ -155,7 +159,9 @@ impl Bridge {
             let Some(client) = self.conns.get_mut(&t.server) else {
                 return ToolOutput::error("no connection");
             };
-            match client.call_tool(&t.tool, arguments.clone()) {
+            let called = client.call_tool(&t.tool, arguments.clone());
+            crate::mcp::oauth::vault::persist(store, &t.server, client);
+            match called {
                 Ok(r) => {
                     if client.tools_changed {
                         self.recheck(store, &t.server);
@@ -209,12 +215,20 @@ impl Bridge {
             return Ok(());
         }
         let (entry, resolved) = dispatch::prepare(store, server, None, approver, env)?;
-        let client =
-            McpClient::connect(&resolved.spec, entry.protocol, self.timeouts).map_err(|e| {
+        let oauth = crate::mcp::oauth::vault::authorizer(
+            store,
+            server,
+            &resolved.spec,
+            self.oauth_interaction,
+            env,
+        );
+        let mut client = McpClient::connect_with(&resolved.spec, entry.protocol, self.timeouts, oauth)
+            .map_err(|e| {
                 store
                     .redact(&e.to_string())
                     .unwrap_or_else(|_| "the server could not be started".into())
             })?;
+        crate::mcp::oauth::vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
         self.recheck(store, server);
         Ok(())

@@ -75,7 +75,12 @@ pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
     crate::sigint::install();
     let chat = chat_client(ctx)?;
     ctx.unlock()?;
-    let bridge = crate::bridge::Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
+    let mut bridge =
+        crate::bridge::Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
+    if a.prompt.is_none() {
+        // The REPL asks before a new OAuth login; `-p` fails naming `tai mcp login NAME`.
+        bridge.oauth_interaction = crate::mcp::oauth::Interaction::Ask;
+    }
     for (server, tool) in &bridge.withheld {
         eprintln!(
             "tai: the MCP tool {server}/{tool} changed since it was approved and is withheld: review it with `tai mcp tools {server}`, approve it with `tai mcp approve {server} {tool}`"

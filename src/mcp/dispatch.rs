@@ -96,11 +96,20 @@ pub fn call(
             .unwrap_or_else(|| format!("{what}: not approved")));
     }
     let t0 = Instant::now();
-    let result = McpClient::connect(&resolved.spec, entry.protocol, timeouts).and_then(|mut c| {
-        let r = c.call_tool(tool, arguments);
-        c.close();
-        r
-    });
+    let oauth = crate::mcp::oauth::vault::authorizer(
+        store,
+        server,
+        &resolved.spec,
+        crate::mcp::oauth::Interaction::Never,
+        env,
+    );
+    let result = McpClient::connect_with(&resolved.spec, entry.protocol, timeouts, oauth)
+        .and_then(|mut c| {
+            let r = c.call_tool(tool, arguments);
+            crate::mcp::oauth::vault::persist(store, server, &mut c);
+            c.close();
+            r
+        });
     let took = t0.elapsed().as_millis() as i64;
     let (outcome, raw, is_error) = match result {
         Ok(r) => (
