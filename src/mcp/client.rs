@@ -477,7 +477,10 @@ impl McpClient {
                     )));
                 }
                 Some(Message::Response { id: rid, result }) if rid == id => {
-                    if era == Era::Modern {
+                    // A 2026 tools/call's input rounds are answered by `call_rounds`.
+                    let rounds = method == methods::TOOLS_CALL
+                        && result.get("resultType").and_then(Value::as_str) == Some("input_required");
+                    if era == Era::Modern && !rounds {
                         p::check_result_type(&result)
                             .map_err(|m| McpError::Protocol(format!("{method}: {m}")))?;
                     }

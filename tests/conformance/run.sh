@@ -44,6 +44,12 @@ run_client() { # suite, scenario [spec-version]
     -o "$dir" >"$log" 2>&1 || true
   record client "$scenario${version:+ @$version}" "$(judge "$dir")" "$log"
 }
+run_server() { # suite, scenario, url, excluded-checks
+  local suite="$1" scenario="$2" log="$OUT/server-$2-$(basename "$(dirname "$(dirname "$1")")").log"
+  local dir="$OUT/results-server-$2-$RANDOM"
+  "$NODE" "$suite" server --url "$3" --scenario "$scenario" -o "$dir" >"$log" 2>&1 || true
+  record server "$scenario" "$(judge "$dir" "${4:-}")" "$log"
+}
 
 # Every client scenario a protocol revision requires (the suite's frozen requirement
 # sets), each at that revision's wire. The ones tai leaves out by design are listed in

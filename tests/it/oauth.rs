@@ -1,0 +1,186 @@
+//! Remote MCP servers behind OAuth, end to end against tai-stub-mcp-oauth (an
+//! authorization server and a protected MCP server on loopback): `tai mcp add URL` logs
+//! in through the TAI_OAUTH_BROWSER hook, the tokens are stored (sealed with the seal),
+//! a bridged call uses them, an expired token is refreshed silently, a revoked refresh
+//! ends in a message naming `tai mcp login NAME`; the tokens never reach the vault file
+//! in plaintext while sealed, the audit trail, or the model; one thread throughout.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{ModelStub, Tai, TempDir, file_contains, stub_log, thread_count};
+
+struct OAuthStub {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+    control: PathBuf,
+}
+
+impl OAuthStub {
+    fn start(dir: &TempDir, expires_in: u64) -> OAuthStub {
+        use std::io::BufRead;
+        let log = dir.path().join("oauth.log");
+        let control = dir.path().join("control");
+        std::fs::create_dir_all(&control).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-oauth"))
+            .args(["--log", &log.display().to_string(), "--expires-in", &expires_in.to_string()])
+            .args(["--control", &control.display().to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
+        OAuthStub { child, url, log, control }
+    }
+
+    /// Every token the stub handed out or saw (access and refresh).
+    fn tokens(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let mut out: Vec<String> = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("tai-stub-AT-") || w.starts_with("tai-stub-RT-"))
+            .map(str::to_string)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn grants(&self, kind: &str) -> usize {
+        stub_log(&self.log)
+            .iter()
+            .filter(|l| l["oauth"]["grant_type"] == kind)
+            .count()
+    }
+}
+
+impl Drop for OAuthStub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(name: &str, args: Value) -> Value {
+    json!({"tool_calls": [{"name": name, "arguments": args.to_string()}]})
+}
+
+fn vault_files(t: &Tai) -> [PathBuf; 3] {
+    let p = t.vault_path();
+    [p.clone(), p.with_extension("db-wal"), p.with_extension("db-shm")]
+}
+
+#[test]
+fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
+    let dir = TempDir::new("oauth-e2e");
+    let stub = OAuthStub::start(&dir, 2);
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            call("mcp_remote_echo", json!({"text": "first"})), {"text": "done 1"},
+            call("mcp_remote_echo", json!({"text": "after expiry"})), {"text": "done 2"},
+            call("mcp_remote_echo", json!({"text": "after revocation"})), {"text": "done 3"},
+        ]),
+    );
+    let mut t = Tai::new("oauth-e2e-run");
+    let hook = format!("{} browse --delay 1500", env!("CARGO_BIN_EXE_tai-stub-mcp-oauth"));
+    t.env("TAI_OAUTH_BROWSER", &hook)
+        .env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model")
+        .env("TAI_VAULT_PASSPHRASE", "oauth pass phrase");
+
+    // add: the server answers 401, tai discovers, registers, and logs in through the
+    // hook (which takes 1.5 s, like a person); sampled meanwhile: one thread.
+    let mut child = t
+        .cmd(&["--yolo", "mcp", "add", &stub.url, "--name", "remote"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut samples = Vec::new();
+    for _ in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        samples.push(thread_count(child.id()));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(samples.iter().filter(|n| **n > 0).count() >= 4, "{samples:?}");
+    assert!(samples.iter().all(|n| *n <= 1), "tai had more than one thread during a login: {samples:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/as/authorize?"), "the URL is always printed: {stderr}");
+    assert!(stub.grants("authorization_code") == 1);
+    let status = t.run(&["mcp", "login", "remote", "--status"]).ok().to_string();
+    assert!(status.contains("logged in") && status.contains("scopes tools") && status.contains("refreshable"), "{status}");
+    let first = stub.tokens();
+    assert_eq!(first.len(), 2, "one access and one refresh token: {first:?}");
+    assert!(!status.contains("tai-stub-"), "{status}");
+    // Stored unsealed so far (the check can see plaintext); then sealed in place.
+    assert!(vault_files(&t).iter().any(|f| file_contains(f, first[0].as_bytes())));
+    t.run(&["mcp", "enable", "remote"]).ok();
+    t.run(&["vault", "seal"]).ok();
+
+    // A bridged call with the stored token.
+    t.run(&["--yolo", "-p", "echo first"]).ok();
+    let mcp_calls = |tok: &str| {
+        stub_log(&stub.log)
+            .iter()
+            .filter(|l| l["oauth"]["path"] == "/mcp" && l["oauth"]["authorization"] == format!("Bearer {tok}"))
+            .count()
+    };
+    let access1 = first.iter().find(|x| x.contains("-AT-")).unwrap().clone();
+    assert!(mcp_calls(&access1) >= 1);
+    assert!(ModelStub::tool_messages(&model.requests()[1])[0].contains("first"));
+
+    // The token expires (2 s): the next call refreshes it silently first.
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    t.run(&["--yolo", "-p", "echo after expiry"]).ok();
+    assert_eq!(stub.grants("refresh_token"), 1);
+    assert!(ModelStub::tool_messages(&model.requests()[3])[0].contains("after expiry"));
+    let second = stub.tokens();
+    assert_eq!(second.len(), 4, "a new access and a rotated refresh token: {second:?}");
+
+    // The grant is revoked: refresh fails, and the result says how to log in again.
+    std::fs::write(stub.control.join("revoked"), "").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    t.run(&["--yolo", "-p", "echo after revocation"]).ok();
+    let msg = &ModelStub::tool_messages(&model.requests()[5])[0];
+    assert!(msg.contains("tai mcp login remote"), "{msg}");
+
+    // No token anywhere it must not be: the sealed vault files, the audit trail, the
+    // model's requests.
+    let audit = t.run(&["vault", "audit", "--json"]).ok().to_string();
+    assert!(audit.contains("mcp-oauth"), "{audit}");
+    let requests = serde_json::to_string(&model.requests()).unwrap();
+    for token in &second {
+        for f in vault_files(&t) {
+            assert!(!file_contains(&f, token.as_bytes()), "{token} in {}", f.display());
+        }
+        assert!(!audit.contains(token.as_str()), "{token} in the audit trail");
+        assert!(!requests.contains(token.as_str()), "{token} sent to the model");
+    }
+}
+
+#[test]
+fn a_server_that_names_another_resource_is_refused() {
+    // The same check the conformance suite's auth/resource-mismatch makes, from the
+    // CLI: probe a URL whose metadata names a different resource.
+    let dir = TempDir::new("oauth-mismatch");
+    let stub = OAuthStub::start(&dir, 60);
+    let mut t = Tai::new("oauth-mismatch-run");
+    t.env(
+        "TAI_OAUTH_BROWSER",
+        &format!("{} browse", env!("CARGO_BIN_EXE_tai-stub-mcp-oauth")),
+    );
+    // The stub's metadata names .../mcp; reaching it under another path is a mismatch.
+    let other = stub.url.replace("/mcp", "/mcp-other");
+    let err = t.run(&["mcp", "probe", &other]).fails(1).to_string();
+    assert!(err.contains("refusing to authorize"), "{err}");
+    assert_eq!(stub.grants("authorization_code"), 0);
+}
