@@ -960,6 +960,28 @@ mod tests {
                 Command::Vault(VaultCmd::SecretSet { name: "gh".into() }),
             ),
             (
+                &["mcp", "login", "linear", "--client-id", "cid"],
+                Command::Mcp(McpCmd::Login {
+                    server: "linear".into(),
+                    client_id: Some("cid".into()),
+                    status: false,
+                }),
+            ),
+            (
+                &["mcp", "login", "linear", "--status"],
+                Command::Mcp(McpCmd::Login {
+                    server: "linear".into(),
+                    client_id: None,
+                    status: true,
+                }),
+            ),
+            (
+                &["mcp", "logout", "linear"],
+                Command::Mcp(McpCmd::Logout {
+                    server: "linear".into(),
+                }),
+            ),
+            (
                 &["vault", "secret", "list", "--json"],
                 Command::Vault(VaultCmd::SecretList { json: true }),
             ),
@@ -1037,6 +1059,9 @@ mod tests {
             (&["status", "extra"], "unexpected argument 'extra'"),
             (&["--version", "status"], "unexpected argument 'status'"),
             (&["mcp", "probe"], "needs a SOURCE"),
+            (&["mcp", "login"], "needs a SERVER name"),
+            (&["mcp", "logout", "a", "b"], "unexpected argument 'b'"),
+            (&["mcp", "list", "--client-id", "x"], "--client-id"),
             (
                 &["mcp", "probe", "x", "--protocol", "2024-01-01"],
                 "--protocol takes",

@@ -145,6 +145,13 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     assert!(ModelStub::tool_messages(&model.requests()[3])[0].contains("after expiry"));
     let second = stub.tokens();
     assert_eq!(second.len(), 4, "a new access and a rotated refresh token: {second:?}");
+    // Stored again, sealed: no token of either login in the vault's files.
+    for token in &second {
+        for f in vault_files(&t) {
+            assert!(!file_contains(&f, token.as_bytes()), "{token} in {}", f.display());
+        }
+    }
+    assert!(t.run(&["mcp", "login", "remote", "--status"]).ok().contains("refreshable"));
 
     // The grant is revoked: refresh fails, and the result says how to log in again.
     std::fs::write(stub.control.join("revoked"), "").unwrap();
@@ -153,12 +160,23 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     let msg = &ModelStub::tool_messages(&model.requests()[5])[0];
     assert!(msg.contains("tai mcp login remote"), "{msg}");
 
+    // Logging in again (the grant no longer revoked) stores new tokens; logout forgets them.
+    std::fs::remove_file(stub.control.join("revoked")).unwrap();
+    let login = t.run(&["mcp", "login", "remote"]).ok().to_string();
+    assert!(login.contains("logged in") && !login.contains("tai-stub-"), "{login}");
+    assert_eq!(stub.grants("authorization_code"), 2);
+    t.run(&["mcp", "logout", "remote"]).ok();
+    let status = t.run(&["mcp", "login", "remote", "--status"]).ok().to_string();
+    assert!(status.contains("not logged in"), "{status}");
+
     // No token anywhere it must not be: the sealed vault files, the audit trail, the
     // model's requests.
     let audit = t.run(&["vault", "audit", "--json"]).ok().to_string();
     assert!(audit.contains("mcp-oauth"), "{audit}");
     let requests = serde_json::to_string(&model.requests()).unwrap();
-    for token in &second {
+    let all = stub.tokens();
+    assert_eq!(all.len(), 6, "{all:?}");
+    for token in &all {
         for f in vault_files(&t) {
             assert!(!file_contains(&f, token.as_bytes()), "{token} in {}", f.display());
         }
