@@ -222,12 +222,14 @@ impl Bridge {
             self.oauth_interaction,
             env,
         );
-        let mut client = McpClient::connect_with(&resolved.spec, entry.protocol, self.timeouts, oauth)
-            .map_err(|e| {
-                store
-                    .redact(&e.to_string())
-                    .unwrap_or_else(|_| "the server could not be started".into())
-            })?;
+        let mut client =
+            McpClient::connect_with(&resolved.spec, entry.protocol, self.timeouts, oauth).map_err(
+                |e| {
+                    store
+                        .redact(&e.to_string())
+                        .unwrap_or_else(|_| "the server could not be started".into())
+                },
+            )?;
         crate::mcp::oauth::vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
         self.recheck(store, server);

@@ -478,8 +478,18 @@ fn probe(a: &ProbeArgs) -> Result {
     }
     // A server behind OAuth gets a login (in memory only: probe stores nothing).
     let oauth = match &spec {
-        ServerSpec::Http(h) if !h.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) => {
-            let o = crate::mcp::oauth::OAuth::new("", Default::default(), crate::mcp::oauth::Interaction::Always, &process_env);
+        ServerSpec::Http(h)
+            if !h
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization")) =>
+        {
+            let o = crate::mcp::oauth::OAuth::new(
+                "",
+                Default::default(),
+                crate::mcp::oauth::Interaction::Always,
+                &process_env,
+            );
             Some(match &a.client_id {
                 Some(id) => o.with_client(id, process_env(crate::mcp::oauth::CLIENT_SECRET_ENV)),
                 None => o,

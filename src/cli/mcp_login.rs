@@ -49,14 +49,19 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
     }
     oauth::vault::save(&ctx.store, server, &state)?;
     ctx.store.audit(Event::new("mcp-oauth", server, "login"))?;
-    Ok(out(&format!("{server}: {}\n", state.describe(crate::vault::now_ms())))?)
+    Ok(out(&format!(
+        "{server}: {}\n",
+        state.describe(crate::vault::now_ms())
+    ))?)
 }
 
 /// Show the stored authorization state.
 pub fn status(ctx: &mut Context, server: &str) -> Result {
     ctx.unlock()?;
     if crate::mcp::store::load(&ctx.store, server)?.is_none() {
-        return Err(Failure(format!("no MCP server named {server:?} (see `tai mcp list`)")));
+        return Err(Failure(format!(
+            "no MCP server named {server:?} (see `tai mcp list`)"
+        )));
     }
     let line = match oauth::vault::load(&ctx.store, server)? {
         Some(st) => st.describe(crate::vault::now_ms()),

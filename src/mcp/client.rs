@@ -479,7 +479,8 @@ impl McpClient {
                 Some(Message::Response { id: rid, result }) if rid == id => {
                     // A 2026 tools/call's input rounds are answered by `call_rounds`.
                     let rounds = method == methods::TOOLS_CALL
-                        && result.get("resultType").and_then(Value::as_str) == Some("input_required");
+                        && result.get("resultType").and_then(Value::as_str)
+                            == Some("input_required");
                     if era == Era::Modern && !rounds {
                         p::check_result_type(&result)
                             .map_err(|m| McpError::Protocol(format!("{method}: {m}")))?;
@@ -689,7 +690,9 @@ impl McpClient {
                 p::check_result_type(&result)
                     .map_err(|m| McpError::Protocol(format!("tools/call: {m}")))?;
                 return serde_json::from_value(result).map_err(|e| {
-                    McpError::Protocol(format!("tools/call: the result does not fit the method: {e}"))
+                    McpError::Protocol(format!(
+                        "tools/call: the result does not fit the method: {e}"
+                    ))
                 });
             }
             let mut responses = Map::new();

@@ -103,13 +103,14 @@ pub fn call(
         crate::mcp::oauth::Interaction::Never,
         env,
     );
-    let result = McpClient::connect_with(&resolved.spec, entry.protocol, timeouts, oauth)
-        .and_then(|mut c| {
+    let result = McpClient::connect_with(&resolved.spec, entry.protocol, timeouts, oauth).and_then(
+        |mut c| {
             let r = c.call_tool(tool, arguments);
             crate::mcp::oauth::vault::persist(store, server, &mut c);
             c.close();
             r
-        });
+        },
+    );
     let took = t0.elapsed().as_millis() as i64;
     let (outcome, raw, is_error) = match result {
         Ok(r) => (

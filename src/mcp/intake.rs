@@ -204,19 +204,20 @@ pub fn add(
         super::oauth::Interaction::Ask,
         opts.env,
     );
-    let (tools, era, server, auth) = verify(&resolved.spec, entry, opts.timeouts, oauth).map_err(|e| {
-        let text = store
-            .redact(&e)
-            .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
-        let _ = store.audit(Event {
-            detail: Some(text.clone()),
-            ..Event::new("mcp-add", &entry.name, "verify-failed")
-        });
-        format!(
-            "{}: the live check failed, nothing was stored:\n{text}",
-            entry.name
-        )
-    })?;
+    let (tools, era, server, auth) =
+        verify(&resolved.spec, entry, opts.timeouts, oauth).map_err(|e| {
+            let text = store
+                .redact(&e)
+                .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
+            let _ = store.audit(Event {
+                detail: Some(text.clone()),
+                ..Event::new("mcp-add", &entry.name, "verify-failed")
+            });
+            format!(
+                "{}: the live check failed, nothing was stored:\n{text}",
+                entry.name
+            )
+        })?;
     let enable = entry.enabled.map(|on| (opts.profile, on));
     store::save(
         store,
@@ -345,8 +346,8 @@ pub fn verify(
     timeouts: Timeouts,
     oauth: Option<super::oauth::OAuth>,
 ) -> Result<(Vec<Tool>, String, String, Option<super::oauth::AuthState>), String> {
-    let mut client =
-        McpClient::connect_with(spec, entry.protocol, timeouts, oauth).map_err(|e| e.to_string())?;
+    let mut client = McpClient::connect_with(spec, entry.protocol, timeouts, oauth)
+        .map_err(|e| e.to_string())?;
     let tools = client.list_tools().map_err(|e| e.to_string())?;
     let auth = client
         .oauth()

@@ -26,7 +26,12 @@ impl OAuthStub {
         let control = dir.path().join("control");
         std::fs::create_dir_all(&control).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-oauth"))
-            .args(["--log", &log.display().to_string(), "--expires-in", &expires_in.to_string()])
+            .args([
+                "--log",
+                &log.display().to_string(),
+                "--expires-in",
+                &expires_in.to_string(),
+            ])
             .args(["--control", &control.display().to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -36,8 +41,17 @@ impl OAuthStub {
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
-        OAuthStub { child, url, log, control }
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .to_string();
+        OAuthStub {
+            child,
+            url,
+            log,
+            control,
+        }
     }
 
     /// Every token the stub handed out or saw (access and refresh).
@@ -74,7 +88,11 @@ fn call(name: &str, args: Value) -> Value {
 
 fn vault_files(t: &Tai) -> [PathBuf; 3] {
     let p = t.vault_path();
-    [p.clone(), p.with_extension("db-wal"), p.with_extension("db-shm")]
+    [
+        p.clone(),
+        p.with_extension("db-wal"),
+        p.with_extension("db-shm"),
+    ]
 }
 
 #[test]
@@ -90,7 +108,10 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
         ]),
     );
     let mut t = Tai::new("oauth-e2e-run");
-    let hook = format!("{} browse --delay 1500", env!("CARGO_BIN_EXE_tai-stub-mcp-oauth"));
+    let hook = format!(
+        "{} browse --delay 1500",
+        env!("CARGO_BIN_EXE_tai-stub-mcp-oauth")
+    );
     t.env("TAI_OAUTH_BROWSER", &hook)
         .env("TAI_BASE_URL", &model.url)
         .env("TAI_MODEL", "stub-model")
@@ -98,7 +119,7 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
 
     // add: the server answers 401, tai discovers, registers, and logs in through the
     // hook (which takes 1.5 s, like a person); sampled meanwhile: one thread.
-    let mut child = t
+    let child = t
         .cmd(&["--yolo", "mcp", "add", &stub.url, "--name", "remote"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -110,19 +131,48 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
         samples.push(thread_count(child.id()));
     }
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(samples.iter().filter(|n| **n > 0).count() >= 4, "{samples:?}");
-    assert!(samples.iter().all(|n| *n <= 1), "tai had more than one thread during a login: {samples:?}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        samples.iter().filter(|n| **n > 0).count() >= 4,
+        "{samples:?}"
+    );
+    assert!(
+        samples.iter().all(|n| *n <= 1),
+        "tai had more than one thread during a login: {samples:?}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("/as/authorize?"), "the URL is always printed: {stderr}");
+    assert!(
+        stderr.contains("/as/authorize?"),
+        "the URL is always printed: {stderr}"
+    );
     assert!(stub.grants("authorization_code") == 1);
-    let status = t.run(&["mcp", "login", "remote", "--status"]).ok().to_string();
-    assert!(status.contains("logged in") && status.contains("scopes tools") && status.contains("refreshable"), "{status}");
+    let status = t
+        .run(&["mcp", "login", "remote", "--status"])
+        .ok()
+        .to_string();
+    assert!(
+        status.contains("logged in")
+            && status.contains("scopes tools")
+            && status.contains("refreshable"),
+        "{status}"
+    );
     let first = stub.tokens();
-    assert_eq!(first.len(), 2, "one access and one refresh token: {first:?}");
+    assert_eq!(
+        first.len(),
+        2,
+        "one access and one refresh token: {first:?}"
+    );
     assert!(!status.contains("tai-stub-"), "{status}");
     // Stored unsealed so far (the check can see plaintext); then sealed in place.
-    assert!(vault_files(&t).iter().any(|f| file_contains(f, first[0].as_bytes())));
+    assert!(
+        vault_files(&t)
+            .iter()
+            .any(|f| file_contains(f, first[0].as_bytes()))
+    );
     t.run(&["mcp", "enable", "remote"]).ok();
     t.run(&["vault", "seal"]).ok();
 
@@ -131,7 +181,10 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     let mcp_calls = |tok: &str| {
         stub_log(&stub.log)
             .iter()
-            .filter(|l| l["oauth"]["path"] == "/mcp" && l["oauth"]["authorization"] == format!("Bearer {tok}"))
+            .filter(|l| {
+                l["oauth"]["path"] == "/mcp"
+                    && l["oauth"]["authorization"] == format!("Bearer {tok}")
+            })
             .count()
     };
     let access1 = first.iter().find(|x| x.contains("-AT-")).unwrap().clone();
@@ -144,14 +197,26 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     assert_eq!(stub.grants("refresh_token"), 1);
     assert!(ModelStub::tool_messages(&model.requests()[3])[0].contains("after expiry"));
     let second = stub.tokens();
-    assert_eq!(second.len(), 4, "a new access and a rotated refresh token: {second:?}");
+    assert_eq!(
+        second.len(),
+        4,
+        "a new access and a rotated refresh token: {second:?}"
+    );
     // Stored again, sealed: no token of either login in the vault's files.
     for token in &second {
         for f in vault_files(&t) {
-            assert!(!file_contains(&f, token.as_bytes()), "{token} in {}", f.display());
+            assert!(
+                !file_contains(&f, token.as_bytes()),
+                "{token} in {}",
+                f.display()
+            );
         }
     }
-    assert!(t.run(&["mcp", "login", "remote", "--status"]).ok().contains("refreshable"));
+    assert!(
+        t.run(&["mcp", "login", "remote", "--status"])
+            .ok()
+            .contains("refreshable")
+    );
 
     // The grant is revoked: refresh fails, and the result says how to log in again.
     std::fs::write(stub.control.join("revoked"), "").unwrap();
@@ -163,10 +228,16 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     // Logging in again (the grant no longer revoked) stores new tokens; logout forgets them.
     std::fs::remove_file(stub.control.join("revoked")).unwrap();
     let login = t.run(&["mcp", "login", "remote"]).ok().to_string();
-    assert!(login.contains("logged in") && !login.contains("tai-stub-"), "{login}");
+    assert!(
+        login.contains("logged in") && !login.contains("tai-stub-"),
+        "{login}"
+    );
     assert_eq!(stub.grants("authorization_code"), 2);
     t.run(&["mcp", "logout", "remote"]).ok();
-    let status = t.run(&["mcp", "login", "remote", "--status"]).ok().to_string();
+    let status = t
+        .run(&["mcp", "login", "remote", "--status"])
+        .ok()
+        .to_string();
     assert!(status.contains("not logged in"), "{status}");
 
     // No token anywhere it must not be: the sealed vault files, the audit trail, the
@@ -178,10 +249,20 @@ fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     assert_eq!(all.len(), 6, "{all:?}");
     for token in &all {
         for f in vault_files(&t) {
-            assert!(!file_contains(&f, token.as_bytes()), "{token} in {}", f.display());
+            assert!(
+                !file_contains(&f, token.as_bytes()),
+                "{token} in {}",
+                f.display()
+            );
         }
-        assert!(!audit.contains(token.as_str()), "{token} in the audit trail");
-        assert!(!requests.contains(token.as_str()), "{token} sent to the model");
+        assert!(
+            !audit.contains(token.as_str()),
+            "{token} in the audit trail"
+        );
+        assert!(
+            !requests.contains(token.as_str()),
+            "{token} sent to the model"
+        );
     }
 }
 

@@ -120,14 +120,13 @@ mod tests {
         let cases: &[(&str, Option<Bearer>)] = &[
             ("", None),
             ("Basic realm=\"x\"", None),
-            (
-                "Bearer",
-                Some(Bearer::default()),
-            ),
+            ("Bearer", Some(Bearer::default())),
             (
                 r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#,
                 Some(Bearer {
-                    resource_metadata: Some("http://h/.well-known/oauth-protected-resource/mcp".into()),
+                    resource_metadata: Some(
+                        "http://h/.well-known/oauth-protected-resource/mcp".into(),
+                    ),
                     ..Bearer::default()
                 }),
             ),
@@ -163,16 +162,29 @@ mod tests {
 
     #[test]
     fn several_challenges_keep_their_own_parameters() {
-        let got = parse(r#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#);
+        let got = parse(
+            r#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
+        );
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].scheme, "newauth");
-        assert_eq!(got[0].params[2], ("title".into(), "Login to \"apps\"".into()));
+        assert_eq!(
+            got[0].params[2],
+            ("title".into(), "Login to \"apps\"".into())
+        );
         assert_eq!(got[1].params, vec![("realm".into(), "simple".into())]);
     }
 
     #[test]
     fn garbage_never_panics() {
-        for h in ["=", "\"", "Bearer =\"", "Bearer a=\"unterminated", ",,,", "Bearer ,=,=", "é=é"] {
+        for h in [
+            "=",
+            "\"",
+            "Bearer =\"",
+            "Bearer a=\"unterminated",
+            ",,,",
+            "Bearer ,=,=",
+            "é=é",
+        ] {
             let _ = parse(h);
         }
     }

@@ -48,7 +48,10 @@ pub fn resource_metadata_urls(server_url: &str, from_header: Option<&str>) -> Ve
     if let Some(u) = split(server_url) {
         let path = u.path.trim_end_matches('/');
         if !path.is_empty() {
-            out.push(format!("{}/.well-known/oauth-protected-resource{path}", u.origin));
+            out.push(format!(
+                "{}/.well-known/oauth-protected-resource{path}",
+                u.origin
+            ));
         }
         out.push(format!("{}/.well-known/oauth-protected-resource", u.origin));
     }
@@ -108,27 +111,33 @@ pub fn scopes_to_request(
     server_supported: Option<&[String]>,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut add = |s: &str| {
+    let add = |out: &mut Vec<String>, s: &str| {
         if !s.is_empty() && !out.iter().any(|o| o == s) {
             out.push(s.to_string());
         }
     };
     match challenged {
         Some(c) => {
-            for s in previous {
-                add(s);
+            for s in previous
+                .iter()
+                .map(String::as_str)
+                .chain(c.split_whitespace())
+            {
+                add(&mut out, s);
             }
-            c.split_whitespace().for_each(&mut add);
         }
-        None => match resource_supported {
-            Some(list) if !list.is_empty() => list.iter().for_each(|s| add(s)),
-            _ => previous.iter().for_each(|s| add(s)),
-        },
+        None => {
+            let listed = resource_supported
+                .filter(|l| !l.is_empty())
+                .unwrap_or(previous);
+            for s in listed {
+                add(&mut out, s);
+            }
+        }
     }
     let offline = server_supported.is_some_and(|l| l.iter().any(|s| s == "offline_access"));
-    drop(add);
-    if !out.is_empty() && offline && !out.iter().any(|s| s == "offline_access") {
-        out.push("offline_access".into());
+    if !out.is_empty() && offline {
+        add(&mut out, "offline_access");
     }
     out
 }
@@ -216,11 +225,19 @@ mod tests {
                     "http://h:1/.well-known/oauth-protected-resource",
                 ],
             ),
-            ("https://H.example/", None, &["https://h.example/.well-known/oauth-protected-resource"]),
-            ("https://h/a/b/?x=1#f", Some("not a url"), &[
-                "https://h/.well-known/oauth-protected-resource/a/b",
-                "https://h/.well-known/oauth-protected-resource",
-            ]),
+            (
+                "https://H.example/",
+                None,
+                &["https://h.example/.well-known/oauth-protected-resource"],
+            ),
+            (
+                "https://h/a/b/?x=1#f",
+                Some("not a url"),
+                &[
+                    "https://h/.well-known/oauth-protected-resource/a/b",
+                    "https://h/.well-known/oauth-protected-resource",
+                ],
+            ),
             ("ftp://h/x", None, &[]),
         ];
         for (url, header, want) in cases {
@@ -232,7 +249,10 @@ mod tests {
     fn server_metadata_order() {
         assert_eq!(
             server_metadata_urls("http://a:2"),
-            ["http://a:2/.well-known/oauth-authorization-server", "http://a:2/.well-known/openid-configuration"]
+            [
+                "http://a:2/.well-known/oauth-authorization-server",
+                "http://a:2/.well-known/openid-configuration"
+            ]
         );
         assert_eq!(
             server_metadata_urls("http://a:2/tenant1/"),
@@ -260,7 +280,11 @@ mod tests {
             ("http://h:1/mcp", "garbage", false),
         ];
         for (server, resource, want) in cases {
-            assert_eq!(resource_allowed(server, resource), want, "{server} vs {resource}");
+            assert_eq!(
+                resource_allowed(server, resource),
+                want,
+                "{server} vs {resource}"
+            );
         }
         assert_eq!(canonical_resource("HTTP://H:1/mcp?x#y"), "http://h:1/mcp");
     }
@@ -270,9 +294,17 @@ mod tests {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let none: &[String] = &[];
         // The challenge wins; a step-up keeps what was asked for before.
-        assert_eq!(scopes_to_request(Some("mcp:basic"), none, Some(&s(&["x"])), None), s(&["mcp:basic"]));
         assert_eq!(
-            scopes_to_request(Some("mcp:write"), &s(&["mcp:basic"]), Some(&s(&["mcp:profile"])), None),
+            scopes_to_request(Some("mcp:basic"), none, Some(&s(&["x"])), None),
+            s(&["mcp:basic"])
+        );
+        assert_eq!(
+            scopes_to_request(
+                Some("mcp:write"),
+                &s(&["mcp:basic"]),
+                Some(&s(&["mcp:profile"])),
+                None
+            ),
             s(&["mcp:basic", "mcp:write"])
         );
         // No challenge scope: everything the resource lists.
@@ -284,11 +316,21 @@ mod tests {
         assert!(scopes_to_request(None, none, None, Some(&s(&["offline_access"]))).is_empty());
         // offline_access only when the authorization server lists it.
         assert_eq!(
-            scopes_to_request(None, none, Some(&s(&["mcp:basic"])), Some(&s(&["mcp:basic", "offline_access"]))),
+            scopes_to_request(
+                None,
+                none,
+                Some(&s(&["mcp:basic"])),
+                Some(&s(&["mcp:basic", "offline_access"]))
+            ),
             s(&["mcp:basic", "offline_access"])
         );
         assert_eq!(
-            scopes_to_request(None, none, Some(&s(&["mcp:basic"])), Some(&s(&["mcp:basic", "mcp:read"]))),
+            scopes_to_request(
+                None,
+                none,
+                Some(&s(&["mcp:basic"])),
+                Some(&s(&["mcp:basic", "mcp:read"]))
+            ),
             s(&["mcp:basic"])
         );
     }
@@ -304,7 +346,11 @@ mod tests {
         assert_eq!(decode("%4"), None);
         assert_eq!(
             query_pairs("code=x%20y&state=&iss=http%3A%2F%2Fh&&bad=%ff"),
-            vec![("code".into(), "x y".into()), ("state".into(), "".into()), ("iss".into(), "http://h".into())]
+            vec![
+                ("code".into(), "x y".into()),
+                ("state".into(), "".into()),
+                ("iss".into(), "http://h".into())
+            ]
         );
         assert_eq!(form(&[("a", "1 2"), ("b", "")]), "a=1%202&b=");
     }

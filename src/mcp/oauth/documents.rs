@@ -116,7 +116,9 @@ pub fn tokens(status: u16, body: &[u8]) -> Result<Tokens, String> {
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     if !(200..300).contains(&status) || v.get("error").is_some() {
         let err = text(&v, "error").unwrap_or_else(|| format!("HTTP {status}"));
-        let desc = text(&v, "error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        let desc = text(&v, "error_description")
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
         return Err(format!("the token endpoint refused: {err}{desc}"));
     }
     let access = text(&v, "access_token")
@@ -124,7 +126,9 @@ pub fn tokens(status: u16, body: &[u8]) -> Result<Tokens, String> {
         .ok_or("the token answer has no access_token")?;
     let kind = text(&v, "token_type").unwrap_or_default();
     if !kind.eq_ignore_ascii_case("bearer") {
-        return Err(format!("the token answer's token_type {kind:?} is not Bearer"));
+        return Err(format!(
+            "the token answer's token_type {kind:?} is not Bearer"
+        ));
     }
     Ok(Tokens {
         access_token: access,
@@ -163,7 +167,9 @@ pub fn callback(
         _ => {}
     }
     if let Some(e) = get("error") {
-        let desc = get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        let desc = get("error_description")
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
         return Err(format!("the authorization server refused: {e}{desc}"));
     }
     get("code")
@@ -187,17 +193,29 @@ mod tests {
         assert_eq!(m.token_endpoint, "http://a:1/token");
         assert_eq!(m.auth_methods, ["client_secret_post"]);
         assert!(m.cimd_supported && m.iss_parameter_supported);
-        for wrong in ["http://a:1/", "https://a:1", "http://A:1", "http://attacker"] {
+        for wrong in [
+            "http://a:1/",
+            "https://a:1",
+            "http://A:1",
+            "http://attacker",
+        ] {
             assert!(server_metadata(AS.as_bytes(), wrong).is_err(), "{wrong}");
         }
         let no_token = r#"{"issuer":"i","authorization_endpoint":"http://a/x"}"#;
-        assert!(server_metadata(no_token.as_bytes(), "i").unwrap_err().contains("token_endpoint"));
+        assert!(
+            server_metadata(no_token.as_bytes(), "i")
+                .unwrap_err()
+                .contains("token_endpoint")
+        );
         let js = r#"{"issuer":"i","authorization_endpoint":"javascript:alert(1)","token_endpoint":"http://a/t"}"#;
         assert!(server_metadata(js.as_bytes(), "i").is_err());
-        let minimal = r#"{"issuer":"i","authorization_endpoint":"http://a/x","token_endpoint":"http://a/t"}"#;
+        let minimal =
+            r#"{"issuer":"i","authorization_endpoint":"http://a/x","token_endpoint":"http://a/t"}"#;
         let m = server_metadata(minimal.as_bytes(), "i").unwrap();
         assert_eq!(m.auth_methods, ["client_secret_basic"]);
-        assert!(!m.cimd_supported && !m.iss_parameter_supported && m.registration_endpoint.is_none());
+        assert!(
+            !m.cimd_supported && !m.iss_parameter_supported && m.registration_endpoint.is_none()
+        );
     }
 
     #[test]
@@ -212,13 +230,28 @@ mod tests {
     #[test]
     fn token_answers() {
         let t = tokens(200, br#"{"access_token":"A","token_type":"bearer","expires_in":60,"refresh_token":"R","scope":"a b"}"#).unwrap();
-        assert_eq!((t.access_token.as_str(), t.refresh_token.as_deref(), t.expires_in), ("A", Some("R"), Some(60)));
+        assert_eq!(
+            (
+                t.access_token.as_str(),
+                t.refresh_token.as_deref(),
+                t.expires_in
+            ),
+            ("A", Some("R"), Some(60))
+        );
         let cases: &[(u16, &str, &str)] = &[
-            (400, r#"{"error":"invalid_grant","error_description":"revoked"}"#, "invalid_grant: revoked"),
+            (
+                400,
+                r#"{"error":"invalid_grant","error_description":"revoked"}"#,
+                "invalid_grant: revoked",
+            ),
             (200, r#"{"error":"invalid_grant"}"#, "invalid_grant"),
             (500, "oops", "HTTP 500"),
             (200, r#"{"token_type":"Bearer"}"#, "no access_token"),
-            (200, r#"{"access_token":"A","token_type":"DPoP"}"#, "not Bearer"),
+            (
+                200,
+                r#"{"access_token":"A","token_type":"DPoP"}"#,
+                "not Bearer",
+            ),
         ];
         for (status, body, want) in cases {
             let e = tokens(*status, body.as_bytes()).unwrap_err();
@@ -238,9 +271,21 @@ mod tests {
             ("code=C&state=S&iss=http%3A%2F%2Fa%3A1", false, Ok("C")),
             // Advertised and missing, wrong, or only equal after normalization: refused.
             (ok, true, Err("promised an iss")),
-            ("code=C&state=S&iss=https%3A%2F%2Fevil.example.com", true, Err("RFC 9207")),
-            ("code=C&state=S&iss=https%3A%2F%2Fevil.example.com", false, Err("RFC 9207")),
-            ("code=C&state=S&iss=http%3A%2F%2Fa%3A1%2F", true, Err("RFC 9207")),
+            (
+                "code=C&state=S&iss=https%3A%2F%2Fevil.example.com",
+                true,
+                Err("RFC 9207"),
+            ),
+            (
+                "code=C&state=S&iss=https%3A%2F%2Fevil.example.com",
+                false,
+                Err("RFC 9207"),
+            ),
+            (
+                "code=C&state=S&iss=http%3A%2F%2Fa%3A1%2F",
+                true,
+                Err("RFC 9207"),
+            ),
             ("code=C&state=T", false, Err("state does not match")),
             ("code=C", false, Err("state does not match")),
             ("state=S&error=access_denied", false, Err("access_denied")),

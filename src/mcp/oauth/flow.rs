@@ -48,7 +48,11 @@ fn exchange(
             req.config().timeout_global(timeout).build().call()
         }
         Some((ctype, text)) => {
-            let mut req = if method == "POST" { agent.post(url) } else { agent.put(url) };
+            let mut req = if method == "POST" {
+                agent.post(url)
+            } else {
+                agent.put(url)
+            };
             req = req.header("Content-Type", ctype);
             for (k, v) in headers {
                 req = req.header(*k, v.as_str());
@@ -94,7 +98,10 @@ impl OAuth {
         {
             self.drop_tokens();
         }
-        self.state.access_token.as_ref().map(|t| format!("Bearer {t}"))
+        self.state
+            .access_token
+            .as_ref()
+            .map(|t| format!("Bearer {t}"))
     }
 
     fn drop_tokens(&mut self) {
@@ -151,12 +158,23 @@ impl OAuth {
                     self.login_hint()
                 ));
             }
+            Interaction::Ask if !crate::term::has_tty() && self.browser_hook.is_none() => {
+                return Err(format!(
+                    "{} wants an OAuth login and there is no terminal to ask on: run this in a terminal, or set {} (see `tai mcp --help`)",
+                    self.label(),
+                    super::BROWSER_HOOK_ENV
+                ));
+            }
             Interaction::Ask if !self.ask()? => {
-                return Err(format!("not logged in: {}", self.login_hint()));
+                return Err("the OAuth login was declined".into());
             }
             _ => {}
         }
-        let previous = if step_up { self.state.scopes.clone() } else { Vec::new() };
+        let previous = if step_up {
+            self.state.scopes.clone()
+        } else {
+            Vec::new()
+        };
         let scopes = discovery::scopes_to_request(
             bearer.scope.as_deref(),
             &previous,
@@ -169,7 +187,12 @@ impl OAuth {
             .clone()
             .unwrap_or_else(|| discovery::canonical_resource(server_url));
         let login_deadline = Instant::now() + self.login_timeout;
-        self.login(&found.server, &resource, &scopes, login_deadline.max(deadline))
+        self.login(
+            &found.server,
+            &resource,
+            &scopes,
+            login_deadline.max(deadline),
+        )
     }
 
     fn label(&self) -> String {
@@ -237,7 +260,12 @@ impl OAuth {
 
     /// A client identity for `server`: the one held (pre-registered, or registered with
     /// this very issuer), a Client ID Metadata Document URL, or a new registration.
-    fn client_for(&mut self, server: &ServerMetadata, redirect_uri: &str, deadline: Instant) -> Result<Client, String> {
+    fn client_for(
+        &mut self,
+        server: &ServerMetadata,
+        redirect_uri: &str,
+        deadline: Instant,
+    ) -> Result<Client, String> {
         if let Some(c) = &self.state.client
             && (c.preregistered
                 || (c.issuer.as_deref() == Some(server.issuer.as_str())
@@ -245,10 +273,21 @@ impl OAuth {
         {
             let mut c = c.clone();
             if c.preregistered {
-                c.auth_method = match (&c.client_secret, server.auth_methods.iter().any(|m| m == "client_secret_basic")) {
+                c.auth_method = match (
+                    &c.client_secret,
+                    server
+                        .auth_methods
+                        .iter()
+                        .any(|m| m == "client_secret_basic"),
+                ) {
                     (None, _) => "none".into(),
                     (Some(_), true) => "client_secret_basic".into(),
-                    (Some(_), false) if server.auth_methods.iter().any(|m| m == "client_secret_post") => {
+                    (Some(_), false)
+                        if server
+                            .auth_methods
+                            .iter()
+                            .any(|m| m == "client_secret_post") =>
+                    {
                         "client_secret_post".into()
                     }
                     (Some(_), false) => "client_secret_basic".into(),
@@ -278,7 +317,11 @@ impl OAuth {
         };
         let method = if server.auth_methods.iter().any(|m| m == "none") {
             "none"
-        } else if server.auth_methods.iter().any(|m| m == "client_secret_basic") {
+        } else if server
+            .auth_methods
+            .iter()
+            .any(|m| m == "client_secret_basic")
+        {
             "client_secret_basic"
         } else {
             "client_secret_post"
@@ -324,7 +367,10 @@ impl OAuth {
     }
 
     /// The client's credentials on a token request (header or form fields).
-    fn authenticate(client: &Client, form: &mut Vec<(&'static str, String)>) -> Vec<(&'static str, String)> {
+    fn authenticate(
+        client: &Client,
+        form: &mut Vec<(&'static str, String)>,
+    ) -> Vec<(&'static str, String)> {
         match (client.auth_method.as_str(), &client.client_secret) {
             ("client_secret_basic", Some(secret)) => {
                 return vec![("Authorization", pkce::basic(&client.client_id, secret))];
@@ -382,7 +428,10 @@ impl OAuth {
         ) else {
             return Err("nothing to refresh with".into());
         };
-        let mut form = vec![("grant_type", "refresh_token".to_string()), ("refresh_token", rt)];
+        let mut form = vec![
+            ("grant_type", "refresh_token".to_string()),
+            ("refresh_token", rt),
+        ];
         if let Some(r) = &self.state.resource {
             form.push(("resource", r.clone()));
         }
@@ -405,7 +454,10 @@ impl OAuth {
             .as_ref()
             .is_some_and(|m| !m.iter().any(|x| x == "S256"))
         {
-            return Err(format!("{} does not support PKCE S256: refusing to log in without it", server.issuer));
+            return Err(format!(
+                "{} does not support PKCE S256: refusing to log in without it",
+                server.issuer
+            ));
         }
         // Reuse the port of a registered redirect URI when it is free.
         let wanted_port = self
@@ -442,10 +494,23 @@ impl OAuth {
             query.push(("scope", scopes.join(" ")));
         }
         let pairs: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let sep = if server.authorization_endpoint.contains('?') { '&' } else { '?' };
-        let url = format!("{}{sep}{}", server.authorization_endpoint, discovery::form(&pairs));
+        let sep = if server.authorization_endpoint.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let url = format!(
+            "{}{sep}{}",
+            server.authorization_endpoint,
+            discovery::form(&pairs)
+        );
         let back = self.redirect(&url, &listener, deadline)?;
-        let code = documents::callback(&back, &state, &server.issuer, server.iss_parameter_supported)?;
+        let code = documents::callback(
+            &back,
+            &state,
+            &server.issuer,
+            server.iss_parameter_supported,
+        )?;
         let form = vec![
             ("grant_type", "authorization_code".to_string()),
             ("code", code),
@@ -469,10 +534,19 @@ impl OAuth {
 
     /// Show the URL, open it, and wait for the redirect (or a pasted redirect URL).
     /// Returns the redirect's query string.
-    fn redirect(&self, url: &str, listener: &TcpListener, deadline: Instant) -> Result<String, String> {
-        eprintln!("tai: to log in to {}, open this URL:\n  {url}", self.label());
+    fn redirect(
+        &self,
+        url: &str,
+        listener: &TcpListener,
+        deadline: Instant,
+    ) -> Result<String, String> {
+        eprintln!(
+            "tai: to log in to {}, open this URL:\n  {url}",
+            self.label()
+        );
         let mut child = self.open_browser(url)?;
-        let paste = self.browser_hook.is_none() && nix::unistd::isatty(std::io::stdin()).unwrap_or(false);
+        let paste =
+            self.browser_hook.is_none() && nix::unistd::isatty(std::io::stdin()).unwrap_or(false);
         if paste {
             eprintln!("tai: or paste the address the browser ends on here and press Enter:");
         }
@@ -509,11 +583,18 @@ impl OAuth {
             .arg(url)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(if is_hook { Stdio::inherit() } else { Stdio::null() })
+            .stderr(if is_hook {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .spawn();
         match spawned {
             Ok(c) => Ok(Some(c)),
-            Err(e) if is_hook => Err(format!("cannot run {} ({program}): {e}", super::BROWSER_HOOK_ENV)),
+            Err(e) if is_hook => Err(format!(
+                "cannot run {} ({program}): {e}",
+                super::BROWSER_HOOK_ENV
+            )),
             Err(_) => Ok(None),
         }
     }
@@ -552,7 +633,11 @@ fn wait_for_redirect(
             Err(e) => return Err(format!("waiting for the redirect: {e}")),
             Ok(_) => {}
         }
-        let pasted = paste && fds.get(1).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+        let pasted = paste
+            && fds
+                .get(1)
+                .and_then(|f| f.revents())
+                .is_some_and(|r| !r.is_empty());
         if pasted {
             let mut line = String::new();
             let _ = stdin.lock().read_line(&mut line);
@@ -580,7 +665,9 @@ fn answer_redirect(mut stream: TcpStream, deadline: Instant) -> Option<String> {
         .checked_duration_since(Instant::now())?
         .min(Duration::from_secs(5));
     stream.set_nonblocking(false).ok()?;
-    stream.set_read_timeout(Some(wait.max(Duration::from_millis(1)))).ok()?;
+    stream
+        .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
+        .ok()?;
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
@@ -598,7 +685,10 @@ fn answer_redirect(mut stream: TcpStream, deadline: Instant) -> Option<String> {
         .unwrap_or("");
     let query = target.strip_prefix("/callback?").map(str::to_string);
     let (status, page) = if query.is_some() {
-        ("200 OK", "tai received the login; you can close this window.")
+        (
+            "200 OK",
+            "tai received the login; you can close this window.",
+        )
     } else {
         ("404 Not Found", "not the tai login redirect")
     };

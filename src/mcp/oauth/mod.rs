@@ -103,7 +103,11 @@ impl AuthState {
             Some(e) if e <= now_ms => "access token expired".to_string(),
             Some(e) => format!("expires in {}s", (e - now_ms) / 1000),
         };
-        let refresh = if self.refresh_token.is_some() { ", refreshable" } else { "" };
+        let refresh = if self.refresh_token.is_some() {
+            ", refreshable"
+        } else {
+            ""
+        };
         format!(
             "oauth: logged in at {} ({scopes}, {expiry}{refresh})",
             self.issuer.as_deref().unwrap_or("?")

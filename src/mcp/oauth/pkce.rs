@@ -60,7 +60,10 @@ mod tests {
             116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212,
             37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121,
         ];
-        assert_eq!(verifier(&bytes), "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
+        assert_eq!(
+            verifier(&bytes),
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+        );
         assert_eq!(verifier(&bytes).len(), 43);
     }
 
@@ -72,6 +75,9 @@ mod tests {
         assert_eq!(b64(b"fo", STD, true), "Zm8=");
         assert_eq!(basic("client", "s3cret"), "Basic Y2xpZW50OnMzY3JldA==");
         // A colon in the id is encoded, so the pair still splits in the right place.
-        assert_eq!(basic("a:b", "c"), format!("Basic {}", b64(b"a%3Ab:c", STD, true)));
+        assert_eq!(
+            basic("a:b", "c"),
+            format!("Basic {}", b64(b"a%3Ab:c", STD, true))
+        );
     }
 }

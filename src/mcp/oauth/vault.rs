@@ -43,7 +43,10 @@ pub fn save(store: &Store, server: &str, st: &AuthState) -> vault::Result<()> {
     let parts = [
         ("access", st.access_token.clone()),
         ("refresh", st.refresh_token.clone()),
-        ("client", st.client.as_ref().and_then(|c| c.client_secret.clone())),
+        (
+            "client",
+            st.client.as_ref().and_then(|c| c.client_secret.clone()),
+        ),
         ("state", Some(doc)),
     ];
     for (part, value) in parts {
@@ -86,7 +89,10 @@ pub fn authorizer(
     let ServerSpec::Http(h) = spec else {
         return None;
     };
-    if h.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+    if h.headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    {
         return None;
     }
     let state = load(store, server).ok().flatten().unwrap_or_default();
@@ -103,7 +109,11 @@ pub fn persist(store: &mut Store, server: &str, client: &mut McpClient) {
         return;
     }
     let state = o.state.clone();
-    let outcome = if state.access_token.is_some() { "tokens-stored" } else { "tokens-dropped" };
+    let outcome = if state.access_token.is_some() {
+        "tokens-stored"
+    } else {
+        "tokens-dropped"
+    };
     if save(store, server, &state).is_ok() {
         let _ = store.audit(Event::new("mcp-oauth", server, outcome));
     }
