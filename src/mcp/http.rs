@@ -163,6 +163,53 @@ fn read_capped(reader: &mut impl Read, max: usize) -> Result<Vec<u8>> {
     Ok(body)
 }
 
+/// GET the response stream again from `last_id` (SSE resumption). A free function over
+/// the transport's fields, so it can run while the stream being resumed is borrowed.
+fn resume(
+    agent: &ureq::Agent,
+    spec: &HttpSpec,
+    session: Option<&str>,
+    protocol: Option<&(Era, String)>,
+    oauth: Option<&mut super::oauth::OAuth>,
+    last_id: &str,
+    deadline: Instant,
+) -> Result<ureq::BodyReader<'static>> {
+    let left = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or(TransportError::Timeout)?;
+    let mut req = agent
+        .get(&spec.url)
+        .header("Accept", "text/event-stream")
+        .header("Last-Event-ID", last_id);
+    for (k, v) in &spec.headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    if let Some(id) = session {
+        req = req.header("Mcp-Session-Id", id);
+    }
+    if let Some((_, version)) = protocol {
+        req = req.header("MCP-Protocol-Version", version.as_str());
+    }
+    if let Some(bearer) = oauth.and_then(|o| o.bearer(deadline)) {
+        req = req.header("Authorization", bearer);
+    }
+    let resp = req
+        .config()
+        .timeout_global(Some(left))
+        .build()
+        .call()
+        .map_err(|e| map_err(&spec.url, e))?;
+    let status = resp.status().as_u16();
+    if !(200..300).contains(&status) {
+        return Err(TransportError::Http {
+            status,
+            body: "resuming the response stream failed".into(),
+        });
+    }
+    Ok(resp.into_body().into_reader())
+}
+
 impl McpHttpTransport {
     pub fn new(spec: &HttpSpec) -> McpHttpTransport {
         McpHttpTransport {
@@ -182,45 +229,6 @@ impl McpHttpTransport {
             oauth: Some(oauth),
             ..McpHttpTransport::new(spec)
         }
-    }
-
-    /// GET the stream again from `last_id` (SSE resumption).
-    fn resume(&mut self, last_id: &str, deadline: Instant) -> Result<ureq::BodyReader<'static>> {
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-            .ok_or(TransportError::Timeout)?;
-        let mut req = self
-            .agent
-            .get(&self.spec.url)
-            .header("Accept", "text/event-stream")
-            .header("Last-Event-ID", last_id);
-        for (k, v) in &self.spec.headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
-        if let Some(id) = &self.session {
-            req = req.header("Mcp-Session-Id", id.as_str());
-        }
-        if let Some((_, version)) = &self.protocol {
-            req = req.header("MCP-Protocol-Version", version.as_str());
-        }
-        if let Some(bearer) = self.oauth.as_mut().and_then(|o| o.bearer(deadline)) {
-            req = req.header("Authorization", bearer);
-        }
-        let resp = req
-            .config()
-            .timeout_global(Some(left))
-            .build()
-            .call()
-            .map_err(|e| map_err(&self.spec.url, e))?;
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            return Err(TransportError::Http {
-                status,
-                body: "resuming the response stream failed".into(),
-            });
-        }
-        Ok(resp.into_body().into_reader())
     }
 
     pub fn session_id(&self) -> Option<&str> {
@@ -277,90 +285,6 @@ impl McpHttpTransport {
             .build()
             .send(&body[..])
             .map_err(|e| map_err(&self.spec.url, e))
-    }
-}
-
-enum StreamStep {
-    Message(Option<Message>),
-    Resume {
-        id: String,
-        wait: Duration,
-        tries: usize,
-    },
-}
-
-impl McpHttpTransport {
-    /// The next message of the exchange, or a plan to resume a cut stream.
-    fn read_stream(&mut self) -> Result<StreamStep> {
-        match &mut self.incoming {
-            Incoming::None => Ok(StreamStep::Message(None)),
-            Incoming::One(_) => match std::mem::replace(&mut self.incoming, Incoming::None) {
-                Incoming::One(m) => Ok(StreamStep::Message(Some(m))),
-                _ => Ok(StreamStep::Message(None)),
-            },
-            Incoming::Stream {
-                reader,
-                parser,
-                queue,
-                read,
-                answered,
-                last_id,
-                resumed,
-            } => loop {
-                if let Some(m) = queue.pop_front() {
-                    if matches!(m, Message::Response { .. } | Message::Error { .. }) {
-                        *answered = true;
-                    }
-                    return Ok(StreamStep::Message(Some(m)));
-                }
-                let mut buf = [0u8; 16 * 1024];
-                let n = match reader.read(&mut buf) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        self.incoming = Incoming::None;
-                        return Err(read_err(e));
-                    }
-                };
-                if n == 0 {
-                    parser.finish();
-                    // Closed before the response, after an event id: resume (SEP-1699).
-                    if let (false, Some(id), true) =
-                        (*answered, last_id.clone(), *resumed < MAX_RESUMPTIONS)
-                    {
-                        let wait = parser
-                            .retry_ms()
-                            .map_or(DEFAULT_RETRY, Duration::from_millis);
-                        return Ok(StreamStep::Resume {
-                            id,
-                            wait,
-                            tries: *resumed + 1,
-                        });
-                    }
-                    self.incoming = Incoming::None;
-                    return Ok(StreamStep::Message(None));
-                }
-                *read += n;
-                if *read > MCP_HTTP_MAX_BODY {
-                    let total = *read;
-                    self.incoming = Incoming::None;
-                    return Err(TransportError::TooLarge(total));
-                }
-                let mut events = Vec::new();
-                parser.feed(&buf[..n], &mut events);
-                for e in events {
-                    if e.id.is_some() {
-                        *last_id = e.id.clone();
-                    }
-                    // Only `message` events carry JSON-RPC; empty data is a priming event.
-                    if e.event == "message"
-                        && !e.data.trim().is_empty()
-                        && let Ok(m) = Message::parse(e.data.as_bytes())
-                    {
-                        queue.push_back(m);
-                    }
-                }
-            },
-        }
     }
 }
 
@@ -475,32 +399,95 @@ impl Transport for McpHttpTransport {
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
-        loop {
-            // The request's own timeout (set in `send` from the same deadline) bounds the reads.
-            let (id, wait, tries) = match self.read_stream()? {
-                StreamStep::Message(m) => return Ok(m),
-                StreamStep::Resume { id, wait, tries } => (id, wait, tries),
-            };
-            if Instant::now() + wait >= deadline {
-                self.incoming = Incoming::None;
-                return Err(TransportError::Timeout);
-            }
-            crate::clock::sleep(wait);
-            match self.resume(&id, deadline) {
-                Ok(fresh) => {
-                    if let Incoming::Stream {
-                        reader, resumed, ..
-                    } = &mut self.incoming
+        // The request's own timeout (set in `send` from the same deadline) bounds the reads.
+        match &mut self.incoming {
+            Incoming::None => Ok(None),
+            Incoming::One(_) => match std::mem::replace(&mut self.incoming, Incoming::None) {
+                Incoming::One(m) => Ok(Some(m)),
+                _ => Ok(None),
+            },
+            Incoming::Stream {
+                reader,
+                parser,
+                queue,
+                read,
+                answered,
+                last_id,
+                resumed,
+            } => loop {
+                if let Some(m) = queue.pop_front() {
+                    if matches!(m, Message::Response { .. } | Message::Error { .. }) {
+                        *answered = true;
+                    }
+                    return Ok(Some(m));
+                }
+                let mut buf = [0u8; 16 * 1024];
+                let n = match reader.read(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.incoming = Incoming::None;
+                        return Err(read_err(e));
+                    }
+                };
+                if n == 0 {
+                    parser.finish();
+                    // Closed before the response, after an event id: resume (SEP-1699).
+                    if let (false, Some(id), true) =
+                        (*answered, last_id.clone(), *resumed < MAX_RESUMPTIONS)
                     {
-                        *reader = fresh;
-                        *resumed = tries;
+                        let wait = parser
+                            .retry_ms()
+                            .map_or(DEFAULT_RETRY, Duration::from_millis);
+                        let fresh = if Instant::now() + wait < deadline {
+                            crate::clock::sleep(wait);
+                            resume(
+                                &self.agent,
+                                &self.spec,
+                                self.session.as_deref(),
+                                self.protocol.as_ref(),
+                                self.oauth.as_mut(),
+                                &id,
+                                deadline,
+                            )
+                        } else {
+                            Err(TransportError::Timeout)
+                        };
+                        match fresh {
+                            Ok(r) => {
+                                *reader = r;
+                                *resumed += 1;
+                                continue;
+                            }
+                            Err(e) => {
+                                self.incoming = Incoming::None;
+                                return Err(e);
+                            }
+                        }
+                    }
+                    self.incoming = Incoming::None;
+                    return Ok(None);
+                }
+                *read += n;
+                if *read > MCP_HTTP_MAX_BODY {
+                    let total = *read;
+                    self.incoming = Incoming::None;
+                    return Err(TransportError::TooLarge(total));
+                }
+                let mut events = Vec::new();
+                parser.feed(&buf[..n], &mut events);
+                for e in events {
+                    if e.id.is_some() {
+                        *last_id = e.id.clone();
+                    }
+                    // Only `message` events carry JSON-RPC; empty data is a priming event.
+                    if e.event == "message"
+                        && !e.data.trim().is_empty()
+                        && let Ok(m) = Message::parse(e.data.as_bytes())
+                    {
+                        queue.push_back(m);
                     }
                 }
-                Err(e) => {
-                    self.incoming = Incoming::None;
-                    return Err(e);
-                }
-            }
+            },
         }
     }
 

@@ -136,7 +136,9 @@ impl OAuth {
                     .unwrap_or_default()
             ));
         }
-        let found = self.discover(server_url, bearer.resource_metadata.as_deref(), deadline)?;
+        let found = self
+            .discover(server_url, bearer.resource_metadata.as_deref(), deadline)
+            .map_err(|e| format!("HTTP {status}: {e}"))?;
         let issuer = found.server.issuer.clone();
         // The same authorization server and a refresh token: try that first (not for a
         // step-up, which needs a new grant).
