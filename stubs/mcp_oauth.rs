@@ -3,7 +3,8 @@
 //! and a protected resource (metadata, `/mcp` answering through mcp_core.rs) on one
 //! loopback port. Independent of tai's code: std, serde_json and sha2 only.
 //!
-//! `tai-stub-mcp-oauth [--log FILE] [--expires-in SECS] [--control DIR]` prints
+//! `tai-stub-mcp-oauth [--log FILE] [--expires-in SECS] [--control DIR] [--preregistered
+//! ID:SECRET]` (no registration; Basic client auth) prints
 //! `listening on http://127.0.0.1:PORT/mcp`. While `DIR/revoked` exists, every token is
 //! refused and refresh answers `invalid_grant`. `tai-stub-mcp-oauth browse URL` is the
 //! headless browser for `TAI_OAUTH_BROWSER` (`browse [--delay MS] URL`): it opens the
@@ -25,15 +26,23 @@ use mcp_core::{Action, Script, State, handle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-fn b64url(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+fn b64(data: &[u8], url: bool) -> String {
+    let t: &[u8; 64] = if url {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
     let mut s = String::new();
     for c in data.chunks(3) {
         let n = (c[0] as u32) << 16
             | (*c.get(1).unwrap_or(&0) as u32) << 8
             | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..=c.len() {
-            s.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(t[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else if !url {
+                s.push('=');
+            }
         }
     }
     s
@@ -123,6 +132,8 @@ struct Grant {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut log, mut expires_in, mut control) = (None, 3600u64, None::<PathBuf>);
+    // `--preregistered ID:SECRET`: no registration; the token endpoint wants Basic auth.
+    let mut preregistered: Option<(String, String)> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "browse" => {
@@ -138,6 +149,12 @@ fn main() {
             "--log" => log = args.next(),
             "--expires-in" => expires_in = args.next().and_then(|v| v.parse().ok()).unwrap_or(3600),
             "--control" => control = args.next().map(PathBuf::from),
+            "--preregistered" => {
+                preregistered = args.next().and_then(|v| {
+                    v.split_once(':')
+                        .map(|(a, b)| (a.to_string(), b.to_string()))
+                })
+            }
             other => mcp_core::die(&format!("unknown flag {other}")),
         }
     }
@@ -180,15 +197,25 @@ fn main() {
                 json!({
                 "resource": resource, "authorization_servers": [issuer], "scopes_supported": ["tools"]}),
             ),
-            ("GET", "/.well-known/oauth-authorization-server/as") => json_ok(
-                &stream,
-                "200 OK",
-                json!({
+            ("GET", "/.well-known/oauth-authorization-server/as") => {
+                let mut m = json!({
                 "issuer": issuer, "authorization_endpoint": format!("{issuer}/authorize"),
                 "token_endpoint": format!("{issuer}/token"), "registration_endpoint": format!("{issuer}/register"),
                 "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token"],
                 "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"],
-                "authorization_response_iss_parameter_supported": true}),
+                "authorization_response_iss_parameter_supported": true});
+                if preregistered.is_some() {
+                    m["registration_endpoint"] = Value::Null;
+                    m["token_endpoint_auth_methods_supported"] = json!(["client_secret_basic"]);
+                }
+                json_ok(&stream, "200 OK", m)
+            }
+            ("POST", "/as/register") if preregistered.is_some() => respond(
+                &stream,
+                "404 Not Found",
+                &[],
+                "text/plain",
+                "no registration here",
             ),
             ("POST", "/as/register") => {
                 n += 1;
@@ -240,14 +267,32 @@ fn main() {
                 );
             }
             ("POST", "/as/token") => {
+                // The client: Basic credentials for a pre-registered one, else the form's id.
+                let client = match &preregistered {
+                    Some((id, secret)) => {
+                        let want =
+                            format!("Basic {}", b64(format!("{id}:{secret}").as_bytes(), false));
+                        if req.header("authorization") != Some(want.as_str()) {
+                            json_ok(
+                                &stream,
+                                "401 Unauthorized",
+                                json!({"error": "invalid_client"}),
+                            );
+                            continue;
+                        }
+                        id.clone()
+                    }
+                    None => form.get("client_id").cloned().unwrap_or_default(),
+                };
                 let get = |k: &str| form.get(k).cloned().unwrap_or_default();
                 let ok = match get("grant_type").as_str() {
                     "authorization_code" => grants
                         .remove(&get("code"))
                         .filter(|g| {
-                            b64url(&Sha256::digest(get("code_verifier").as_bytes())) == g.challenge
+                            b64(&Sha256::digest(get("code_verifier").as_bytes()), true)
+                                == g.challenge
                                 && g.redirect_uri == get("redirect_uri")
-                                && g.client_id == get("client_id")
+                                && g.client_id == client
                                 && g.resource == get("resource")
                                 && !g.scope.is_empty()
                         })
@@ -256,7 +301,7 @@ fn main() {
                         !revoked()
                             && refresh
                                 .remove(&get("refresh_token"))
-                                .is_some_and(|c| c == get("client_id"))
+                                .is_some_and(|c| c == client)
                     }
                     _ => false,
                 };
@@ -279,7 +324,7 @@ fn main() {
                         expires: Instant::now() + Duration::from_secs(expires_in),
                     },
                 );
-                refresh.insert(rt.clone(), get("client_id"));
+                refresh.insert(rt.clone(), client);
                 script.record(&json!({"issued": {"access_token": at, "refresh_token": rt}}));
                 json_ok(
                     &stream,

@@ -159,8 +159,9 @@ the result and the per-call latency (median, p99). A tool that ran and failed ex
 --args takes a JSON object, or @FILE to read it from a file.
 
 Remote servers behind OAuth: when an HTTP server without a stored Authorization header
-answers 401, tai discovers its authorization server, registers (or uses --client-id, the
-secret in TAI_OAUTH_CLIENT_SECRET, or the client metadata document URL in
+answers 401, tai discovers its authorization server, registers (or uses --client-id or,
+for add, TAI_OAUTH_CLIENT_ID, the secret in TAI_OAUTH_CLIENT_SECRET, or the client
+metadata document URL in
 TAI_OAUTH_CLIENT_METADATA_URL), prints the login URL and opens it in a browser
 (TAI_OAUTH_BROWSER names a command given the URL instead, for headless use; else
 $BROWSER or xdg-open), and waits on a 127.0.0.1 redirect listener for up to 5 minutes

@@ -203,7 +203,14 @@ pub fn add(
         &resolved.spec,
         super::oauth::Interaction::Ask,
         opts.env,
-    );
+    )
+    .map(|o| match (opts.env)(super::oauth::CLIENT_ID_ENV) {
+        // A pre-registered client for a server that offers no registration.
+        Some(id) if o.state.client.is_none() && !id.is_empty() => {
+            o.with_client(&id, (opts.env)(super::oauth::CLIENT_SECRET_ENV))
+        }
+        _ => o,
+    });
     let (tools, era, server, auth) =
         verify(&resolved.spec, entry, opts.timeouts, oauth).map_err(|e| {
             let text = store

@@ -20,7 +20,7 @@ struct OAuthStub {
 }
 
 impl OAuthStub {
-    fn start(dir: &TempDir, expires_in: u64) -> OAuthStub {
+    fn start(dir: &TempDir, expires_in: u64, extra: &[&str]) -> OAuthStub {
         use std::io::BufRead;
         let log = dir.path().join("oauth.log");
         let control = dir.path().join("control");
@@ -33,6 +33,7 @@ impl OAuthStub {
                 &expires_in.to_string(),
             ])
             .args(["--control", &control.display().to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -98,7 +99,7 @@ fn vault_files(t: &Tai) -> [PathBuf; 3] {
 #[test]
 fn add_login_call_refresh_revoke_with_tokens_kept_secret() {
     let dir = TempDir::new("oauth-e2e");
-    let stub = OAuthStub::start(&dir, 2);
+    let stub = OAuthStub::start(&dir, 2, &[]);
     let model = ModelStub::start(
         dir.path(),
         json!([
@@ -271,7 +272,7 @@ fn a_server_that_names_another_resource_is_refused() {
     // The same check the conformance suite's auth/resource-mismatch makes, from the
     // CLI: probe a URL whose metadata names a different resource.
     let dir = TempDir::new("oauth-mismatch");
-    let stub = OAuthStub::start(&dir, 60);
+    let stub = OAuthStub::start(&dir, 60, &[]);
     let mut t = Tai::new("oauth-mismatch-run");
     t.env(
         "TAI_OAUTH_BROWSER",
@@ -282,4 +283,45 @@ fn a_server_that_names_another_resource_is_refused() {
     let err = t.run(&["mcp", "probe", &other]).fails(1).to_string();
     assert!(err.contains("refusing to authorize"), "{err}");
     assert_eq!(stub.grants("authorization_code"), 0);
+}
+
+#[test]
+fn a_pre_registered_client_for_a_server_without_registration() {
+    let dir = TempDir::new("oauth-prereg");
+    let stub = OAuthStub::start(&dir, 60, &["--preregistered", "tai-cli:s3cret-client-9d2"]);
+    let mut t = Tai::new("oauth-prereg-run");
+    t.env(
+        "TAI_OAUTH_BROWSER",
+        &format!("{} browse", env!("CARGO_BIN_EXE_tai-stub-mcp-oauth")),
+    );
+    // No registration endpoint and no client id: the add fails saying what to pass.
+    let err = t
+        .run(&["--yolo", "mcp", "add", &stub.url, "--name", "pre"])
+        .fails(1)
+        .to_string();
+    assert!(err.contains("TAI_OAUTH_CLIENT_ID"), "{err}");
+    assert!(
+        t.run(&["mcp", "list"])
+            .ok()
+            .lines()
+            .all(|l| !l.starts_with("pre "))
+    );
+    // With the pre-registered client: Basic auth at the token endpoint, and the client
+    // secret kept as a vault secret (its value never printed).
+    t.env("TAI_OAUTH_CLIENT_ID", "tai-cli")
+        .env("TAI_OAUTH_CLIENT_SECRET", "s3cret-client-9d2");
+    t.run(&["--yolo", "mcp", "add", &stub.url, "--name", "pre"])
+        .ok();
+    assert_eq!(stub.grants("authorization_code"), 1);
+    let names = t.run(&["vault", "secret", "list"]).ok().to_string();
+    assert!(
+        names.contains("oauth.pre.client") && !names.contains("s3cret"),
+        "{names}"
+    );
+    let status = t.run(&["mcp", "login", "pre", "--status"]).ok().to_string();
+    assert!(status.contains("logged in"), "{status}");
+    // Removing the server removes its login.
+    t.run(&["--yolo", "mcp", "remove", "pre"]).ok();
+    let names = t.run(&["vault", "secret", "list"]).ok().to_string();
+    assert!(!names.contains("oauth.pre"), "{names}");
 }

@@ -312,8 +312,10 @@ impl OAuth {
         let Some(endpoint) = &server.registration_endpoint else {
             return Err(format!(
                 "{} supports neither dynamic registration nor client metadata documents: \
-                 register tai there and pass --client-id (the secret in {})",
+                 register tai there and pass its client id (`tai mcp login NAME --client-id ID`, \
+                 or {} for `tai mcp add`; the secret in {})",
                 server.issuer,
+                super::CLIENT_ID_ENV,
                 super::CLIENT_SECRET_ENV
             ));
         };

@@ -26,6 +26,8 @@ pub const BROWSER_HOOK_ENV: &str = "TAI_OAUTH_BROWSER";
 pub const CLIENT_METADATA_URL_ENV: &str = "TAI_OAUTH_CLIENT_METADATA_URL";
 /// The environment variable holding a pre-registered client's secret (with `--client-id`).
 pub const CLIENT_SECRET_ENV: &str = "TAI_OAUTH_CLIENT_SECRET";
+/// The environment variable naming a pre-registered client id for `tai mcp add`.
+pub const CLIENT_ID_ENV: &str = "TAI_OAUTH_CLIENT_ID";
 /// How long a person has to finish a login in the browser.
 pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 /// Authorizations one request may trigger before tai gives up (step-up loops end here).
