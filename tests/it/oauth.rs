@@ -325,3 +325,97 @@ fn a_pre_registered_client_for_a_server_without_registration() {
     let names = t.run(&["vault", "secret", "list"]).ok().to_string();
     assert!(!names.contains("oauth.pre"), "{names}");
 }
+
+/// Drive `tai --yolo` (the REPL) on a pseudo-terminal: send `lines` one by one, each
+/// after the text before it appeared; returns everything the terminal showed.
+fn repl_on_a_pty(t: &Tai, steps: &[(&str, &str)]) -> String {
+    const DRIVER: &str = r#"
+import json, os, pty, select, sys, time
+steps = json.loads(sys.argv[1])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], [sys.argv[2], "--yolo"])
+seen = b""
+def wait_for(text, secs=30):
+    global seen
+    end = time.time() + secs
+    while text.encode() not in seen:
+        left = end - time.time()
+        if left <= 0:
+            return False
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            seen += chunk
+    return True
+for want, send in steps:
+    if not wait_for(want):
+        break
+    seen = seen.replace(want.encode(), b"<" + want.encode() + b">", 1)
+    os.write(fd, send.encode())
+wait_for("\x00", 3)
+os.kill(pid, 9)
+sys.stdout.write(seen.decode("utf-8", "replace"))
+"#;
+    let steps: Vec<(String, String)> = steps
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let tai = t.cmd(&[]).get_program().to_owned();
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", DRIVER, &serde_json::to_string(&steps).unwrap()])
+        .arg(tai);
+    // The same scrubbed environment tai's commands get.
+    cmd.env_clear();
+    for (k, v) in t.cmd(&[]).get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let o = cmd.output().unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_repl_asks_before_a_new_login() {
+    let dir = TempDir::new("oauth-repl");
+    let stub = OAuthStub::start(&dir, 60, &[]);
+    let model = ModelStub::start(
+        dir.path(),
+        json!([call("mcp_remote_echo", json!({"text": "hello"})), {"text": "done 1"}]),
+    );
+    let mut t = Tai::new("oauth-repl-run");
+    t.env(
+        "TAI_OAUTH_BROWSER",
+        &format!("{} browse", env!("CARGO_BIN_EXE_tai-stub-mcp-oauth")),
+    )
+    .env("TAI_BASE_URL", &model.url)
+    .env("TAI_MODEL", "stub-model");
+    t.run(&["--yolo", "mcp", "add", &stub.url, "--name", "remote"])
+        .ok();
+    t.run(&["mcp", "enable", "remote"]).ok();
+    t.run(&["mcp", "logout", "remote"]).ok();
+    // Logged out: the REPL's bridged call meets a 401 and asks; "y" logs in again.
+    let shown = repl_on_a_pty(
+        &t,
+        &[
+            ("> ", "echo hello\n"),
+            ("Log in now? [y/N]", "y\n"),
+            ("done 1", "/exit\n"),
+        ],
+    );
+    assert!(shown.contains("<Log in now? [y/N]>"), "{shown}");
+    assert!(shown.contains("<done 1>"), "{shown}");
+    assert_eq!(stub.grants("authorization_code"), 2);
+    assert!(ModelStub::tool_messages(&model.requests()[1])[0].contains("hello"));
+    let status = t
+        .run(&["mcp", "login", "remote", "--status"])
+        .ok()
+        .to_string();
+    assert!(status.contains("logged in"), "{status}");
+}

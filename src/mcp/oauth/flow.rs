@@ -4,7 +4,7 @@
 //! URL on a terminal, while the browser (or `TAI_OAUTH_BROWSER`) runs as a child process.
 //! Nothing here prints a token; errors say what to do next.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
@@ -549,12 +549,15 @@ impl OAuth {
             self.label()
         );
         let mut child = self.open_browser(url)?;
-        let paste =
-            self.browser_hook.is_none() && nix::unistd::isatty(std::io::stdin()).unwrap_or(false);
-        if paste {
+        // The terminal itself (not stdin, which the REPL holds locked) takes a paste.
+        let paste = match self.browser_hook {
+            None => std::fs::File::open("/dev/tty").ok(),
+            Some(_) => None,
+        };
+        if paste.is_some() {
             eprintln!("tai: or paste the address the browser ends on here and press Enter:");
         }
-        let result = wait_for_redirect(listener, paste, &mut child, deadline);
+        let result = wait_for_redirect(listener, paste.as_ref(), &mut child, deadline);
         if let Some(mut c) = child {
             if c.try_wait().ok().flatten().is_none() {
                 let _ = c.kill();
@@ -604,15 +607,14 @@ impl OAuth {
     }
 }
 
-/// Poll the listener (and stdin when pasting) until a redirect arrives, the deadline
+/// Poll the listener (and the terminal, for a paste) until a redirect arrives, the deadline
 /// passes, Ctrl-C is pressed, or the hook fails.
 fn wait_for_redirect(
     listener: &TcpListener,
-    paste: bool,
+    paste: Option<&std::fs::File>,
     child: &mut Option<Child>,
     deadline: Instant,
 ) -> Result<String, String> {
-    let stdin = std::io::stdin();
     loop {
         if crate::sigint::interrupted() {
             return Err("the login was interrupted".into());
@@ -628,8 +630,8 @@ fn wait_for_redirect(
         }
         let step = remaining.min(Duration::from_millis(200));
         let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
-        if paste {
-            fds.push(PollFd::new(stdin.as_fd(), PollFlags::POLLIN));
+        if let Some(tty) = paste {
+            fds.push(PollFd::new(tty.as_fd(), PollFlags::POLLIN));
         }
         let ms = u16::try_from(step.as_millis()).unwrap_or(u16::MAX);
         match poll(&mut fds, PollTimeout::from(ms)) {
@@ -637,14 +639,16 @@ fn wait_for_redirect(
             Err(e) => return Err(format!("waiting for the redirect: {e}")),
             Ok(_) => {}
         }
-        let pasted = paste
-            && fds
-                .get(1)
-                .and_then(|f| f.revents())
-                .is_some_and(|r| !r.is_empty());
-        if pasted {
-            let mut line = String::new();
-            let _ = stdin.lock().read_line(&mut line);
+        let pasted = fds
+            .get(1)
+            .and_then(|f| f.revents())
+            .is_some_and(|r| !r.is_empty());
+        drop(fds);
+        if let (true, Some(mut tty)) = (pasted, paste) {
+            // The terminal is in canonical mode: one read is one line.
+            let mut buf = [0u8; 8192];
+            let n = tty.read(&mut buf).unwrap_or(0);
+            let line = String::from_utf8_lossy(&buf[..n]);
             if let Some((_, q)) = line.trim().split_once('?') {
                 return Ok(q.split('#').next().unwrap_or("").to_string());
             }
