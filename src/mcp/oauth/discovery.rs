@@ -39,6 +39,25 @@ pub fn split(url: &str) -> Option<UrlParts> {
     })
 }
 
+/// Whether credentials may travel to `url`: https, or plain http to a loopback host
+/// (OAuth 2.1 §1.5; local development and tests).
+pub fn secure_or_loopback(url: &str) -> bool {
+    let Some(u) = split(url) else {
+        return false;
+    };
+    if u.origin.starts_with("https://") {
+        return true;
+    }
+    let authority = &u.origin["http://".len()..];
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    host == "localhost"
+        || host == "::1"
+        || host.split('.').next() == Some("127") && host.split('.').count() == 4
+}
+
 /// Where the protected resource metadata may be, in the order to try.
 pub fn resource_metadata_urls(server_url: &str, from_header: Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -263,6 +282,25 @@ mod tests {
             ]
         );
         assert!(server_metadata_urls("mailto:x").is_empty());
+    }
+
+    #[test]
+    fn credentials_travel_over_https_or_loopback_only() {
+        let cases = [
+            ("https://auth.example.com/token", true),
+            ("http://127.0.0.1:9/token", true),
+            ("http://127.8.9.10/token", true),
+            ("http://localhost:3000/x", true),
+            ("http://[::1]:8080/x", true),
+            ("http://auth.example.com/token", false),
+            ("http://127.0.0.1.evil.com/token", false),
+            ("http://localhost.evil.com/", false),
+            ("http://[::2]/x", false),
+            ("ftp://127.0.0.1/x", false),
+        ];
+        for (url, want) in cases {
+            assert_eq!(secure_or_loopback(url), want, "{url}");
+        }
     }
 
     #[test]

@@ -78,7 +78,11 @@ pub fn server_metadata(body: &[u8], issuer: &str) -> Result<ServerMetadata, Stri
     }
     let endpoint = |k: &str| -> Result<String, String> {
         let e = text(&v, k).ok_or(format!("the authorization server metadata has no {k}"))?;
-        discovery::split(&e).ok_or(format!("the {k} {e:?} is not an http(s) URL"))?;
+        if !discovery::secure_or_loopback(&e) {
+            return Err(format!(
+                "the {k} {e:?} is not an https URL (plain http is accepted for loopback only)"
+            ));
+        }
         Ok(e)
     };
     Ok(ServerMetadata {
@@ -86,7 +90,7 @@ pub fn server_metadata(body: &[u8], issuer: &str) -> Result<ServerMetadata, Stri
         authorization_endpoint: endpoint("authorization_endpoint")?,
         token_endpoint: endpoint("token_endpoint")?,
         registration_endpoint: text(&v, "registration_endpoint")
-            .filter(|e| discovery::split(e).is_some()),
+            .filter(|e| discovery::secure_or_loopback(e)),
         scopes_supported: strings(&v, "scopes_supported"),
         auth_methods: strings(&v, "token_endpoint_auth_methods_supported")
             .unwrap_or_else(|| vec!["client_secret_basic".into()]),
@@ -182,15 +186,15 @@ pub fn callback(
 mod tests {
     use super::*;
 
-    const AS: &str = r#"{"issuer":"http://a:1","authorization_endpoint":"http://a:1/authorize",
-        "token_endpoint":"http://a:1/token","registration_endpoint":"http://a:1/register",
+    const AS: &str = r#"{"issuer":"http://a:1","authorization_endpoint":"https://a:1/authorize",
+        "token_endpoint":"https://a:1/token","registration_endpoint":"https://a:1/register",
         "scopes_supported":["x","offline_access"],"token_endpoint_auth_methods_supported":["client_secret_post"],
         "client_id_metadata_document_supported":true,"authorization_response_iss_parameter_supported":true}"#;
 
     #[test]
     fn server_metadata_issuer_must_match_exactly() {
         let m = server_metadata(AS.as_bytes(), "http://a:1").unwrap();
-        assert_eq!(m.token_endpoint, "http://a:1/token");
+        assert_eq!(m.token_endpoint, "https://a:1/token");
         assert_eq!(m.auth_methods, ["client_secret_post"]);
         assert!(m.cimd_supported && m.iss_parameter_supported);
         for wrong in [
@@ -201,7 +205,7 @@ mod tests {
         ] {
             assert!(server_metadata(AS.as_bytes(), wrong).is_err(), "{wrong}");
         }
-        let no_token = r#"{"issuer":"i","authorization_endpoint":"http://a/x"}"#;
+        let no_token = r#"{"issuer":"i","authorization_endpoint":"https://a/x"}"#;
         assert!(
             server_metadata(no_token.as_bytes(), "i")
                 .unwrap_err()
@@ -209,8 +213,13 @@ mod tests {
         );
         let js = r#"{"issuer":"i","authorization_endpoint":"javascript:alert(1)","token_endpoint":"http://a/t"}"#;
         assert!(server_metadata(js.as_bytes(), "i").is_err());
-        let minimal =
-            r#"{"issuer":"i","authorization_endpoint":"http://a/x","token_endpoint":"http://a/t"}"#;
+        let plain = r#"{"issuer":"i","authorization_endpoint":"https://a/x","token_endpoint":"http://a.example/t"}"#;
+        assert!(
+            server_metadata(plain.as_bytes(), "i")
+                .unwrap_err()
+                .contains("not an https URL")
+        );
+        let minimal = r#"{"issuer":"i","authorization_endpoint":"https://a/x","token_endpoint":"https://a/t"}"#;
         let m = server_metadata(minimal.as_bytes(), "i").unwrap();
         assert_eq!(m.auth_methods, ["client_secret_basic"]);
         assert!(

@@ -122,6 +122,11 @@ impl OAuth {
         deadline: Instant,
     ) -> Result<(), String> {
         let bearer = challenge::bearer(www_authenticate).unwrap_or_default();
+        if !discovery::secure_or_loopback(server_url) {
+            return Err(format!(
+                "HTTP {status}: tai sends OAuth tokens over https only (or plain http to a loopback address); {server_url} is neither"
+            ));
+        }
         let step_up = status == 403;
         if step_up && bearer.error.as_deref() != Some("insufficient_scope") {
             return Err("HTTP 403: the server refused the credentials".into());
