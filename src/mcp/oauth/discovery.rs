@@ -15,8 +15,12 @@ pub struct UrlParts {
     pub query: String,
 }
 
-/// Split an http(s) URL; `None` for anything else.
+/// Split an http(s) URL; `None` for anything else, including any byte that is not
+/// visible ASCII (so a URL from a server is safe to print).
 pub fn split(url: &str) -> Option<UrlParts> {
+    if !url.bytes().all(|b| b.is_ascii_graphic()) {
+        return None;
+    }
     let (scheme, rest) = url.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
@@ -258,6 +262,8 @@ mod tests {
                 ],
             ),
             ("ftp://h/x", None, &[]),
+            ("http://h/\u{1b}[31m", None, &[]),
+            ("http://h/a b", None, &[]),
         ];
         for (url, header, want) in cases {
             assert_eq!(resource_metadata_urls(url, *header), *want, "{url}");

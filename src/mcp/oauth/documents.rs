@@ -37,6 +37,15 @@ pub struct Tokens {
     pub scope: Option<String>,
 }
 
+/// A server's own words (error codes, descriptions) made safe to print: control
+/// characters become `?`, and at most 200 characters are kept.
+pub fn plain(s: &str) -> String {
+    s.chars()
+        .take(200)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 fn strings(v: &Value, key: &str) -> Option<Vec<String>> {
     v.get(key)?.as_array().map(|a| {
         a.iter()
@@ -53,7 +62,12 @@ fn text(v: &Value, key: &str) -> Option<String> {
 pub fn resource_metadata(body: &[u8]) -> Result<ResourceMetadata, String> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| format!("the protected resource metadata is not JSON: {e}"))?;
-    let servers = strings(&v, "authorization_servers").unwrap_or_default();
+    // Only http(s) URLs of visible ASCII (they are printed and fetched).
+    let servers: Vec<String> = strings(&v, "authorization_servers")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| discovery::split(s).is_some())
+        .collect();
     if servers.is_empty() {
         return Err("the protected resource metadata names no authorization server".into());
     }
@@ -119,9 +133,9 @@ pub fn registration(body: &[u8]) -> Result<(String, Option<String>, Option<Strin
 pub fn tokens(status: u16, body: &[u8]) -> Result<Tokens, String> {
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     if !(200..300).contains(&status) || v.get("error").is_some() {
-        let err = text(&v, "error").unwrap_or_else(|| format!("HTTP {status}"));
+        let err = text(&v, "error").map_or_else(|| format!("HTTP {status}"), |e| plain(&e));
         let desc = text(&v, "error_description")
-            .map(|d| format!(": {d}"))
+            .map(|d| format!(": {}", plain(&d)))
             .unwrap_or_default();
         return Err(format!("the token endpoint refused: {err}{desc}"));
     }
@@ -172,9 +186,12 @@ pub fn callback(
     }
     if let Some(e) = get("error") {
         let desc = get("error_description")
-            .map(|d| format!(": {d}"))
+            .map(|d| format!(": {}", plain(d)))
             .unwrap_or_default();
-        return Err(format!("the authorization server refused: {e}{desc}"));
+        return Err(format!(
+            "the authorization server refused: {}{desc}",
+            plain(e)
+        ));
     }
     get("code")
         .filter(|c| !c.is_empty())
@@ -233,6 +250,9 @@ mod tests {
         assert_eq!(r.authorization_servers, ["http://a"]);
         assert_eq!(r.scopes_supported, Some(vec!["s".to_string()]));
         assert!(resource_metadata(br#"{"resource":"x"}"#).is_err());
+        assert!(
+            resource_metadata(b"{\"authorization_servers\":[\"http://a/\\u001b[2J\"]}").is_err()
+        );
         assert!(resource_metadata(b"<html>").is_err());
     }
 
@@ -255,6 +275,11 @@ mod tests {
             ),
             (200, r#"{"error":"invalid_grant"}"#, "invalid_grant"),
             (500, "oops", "HTTP 500"),
+            (
+                400,
+                r#"{"error":"x\u001b[2J","error_description":"bad\u0007"}"#,
+                "x?[2J: bad?",
+            ),
             (200, r#"{"token_type":"Bearer"}"#, "no access_token"),
             (
                 200,
@@ -298,6 +323,7 @@ mod tests {
             ("code=C&state=T", false, Err("state does not match")),
             ("code=C", false, Err("state does not match")),
             ("state=S&error=access_denied", false, Err("access_denied")),
+            ("state=S&error=e%1B%5B31m", false, Err("refused: e?[31m")),
             ("state=S", false, Err("no code")),
         ];
         for (q, advertised, want) in cases {
