@@ -422,7 +422,12 @@ impl OAuth {
         self.state.lifetime_ms = t.expires_in.map(|s| s as i64 * 1000);
         self.state.expires_at_ms = self.state.lifetime_ms.map(|l| now + l);
         self.state.scopes = match t.scope {
-            Some(s) => s.split_whitespace().map(str::to_string).collect(),
+            // Scope tokens are visible ASCII (RFC 6749 §3.3); anything else is dropped.
+            Some(s) => s
+                .split_whitespace()
+                .filter(|x| x.bytes().all(|b| b.is_ascii_graphic()))
+                .map(str::to_string)
+                .collect(),
             None => asked.to_vec(),
         };
         self.changed = true;
