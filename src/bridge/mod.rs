@@ -54,6 +54,9 @@ pub struct Bridge {
     pub unverified: HashSet<String>,
     conns: HashMap<String, McpClient>,
     timeouts: Timeouts,
+    /// What a server's demand for a new OAuth login may do (the REPL asks; `-p` and
+    /// served modes fail with a message naming `tai mcp login NAME`).
+    pub oauth_interaction: crate::mcp::oauth::Interaction,
 }
 
 /// The key under which the last approved definition of a drifted tool is kept for review.
@@ -73,6 +76,7 @@ impl Bridge {
             unverified: HashSet::new(),
             conns: HashMap::new(),
             timeouts: Timeouts::default(),
+            oauth_interaction: crate::mcp::oauth::Interaction::Never,
         }
     }
 
@@ -190,13 +194,23 @@ impl Bridge {
         }
         let (entry, resolved) =
             dispatch::prepare(store, server, None, approver, env).map_err(|e| (e, "denied"))?;
-        let client =
-            McpClient::connect(&resolved.spec, entry.protocol, self.timeouts).map_err(|e| {
-                let text = store
-                    .redact(&e.to_string())
-                    .unwrap_or_else(|_| "the server could not be started".into());
-                (text, "protocol-error")
-            })?;
+        let oauth = crate::mcp::oauth::vault::authorizer(
+            store,
+            server,
+            &resolved.spec,
+            self.oauth_interaction,
+            env,
+        );
+        let mut client =
+            McpClient::connect_with(&resolved.spec, entry.protocol, self.timeouts, oauth).map_err(
+                |e| {
+                    let text = store
+                        .redact(&e.to_string())
+                        .unwrap_or_else(|_| "the server could not be started".into());
+                    (text, "protocol-error")
+                },
+            )?;
+        crate::mcp::oauth::vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
         self.recheck(store, server)
     }
@@ -222,7 +236,9 @@ impl Bridge {
             let Some(client) = self.conns.get_mut(server) else {
                 return (ToolOutput::error("no connection"), "protocol-error");
             };
-            match client.call_tool(tool, arguments.clone()) {
+            let called = client.call_tool(tool, arguments.clone());
+            crate::mcp::oauth::vault::persist(store, server, client);
+            match called {
                 Ok(r) => {
                     let changed = client.tools_changed;
                     if changed {

@@ -81,7 +81,11 @@ pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
     crate::sigint::install();
     let chat = chat_client(ctx)?;
     ctx.unlock()?;
-    let bridge = Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
+    let mut bridge = Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
+    if a.prompt.is_none() {
+        // The REPL asks before a new OAuth login; `-p` fails naming `tai mcp login NAME`.
+        bridge.oauth_interaction = crate::mcp::oauth::Interaction::Ask;
+    }
     for note in &bridge.notes {
         eprintln!("tai: note: {}", sanitize::line(note));
     }

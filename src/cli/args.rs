@@ -99,6 +99,16 @@ pub enum McpCmd {
         server: String,
         tool: String,
     },
+    /// `tai mcp login NAME [--client-id ID] [--status]`: the OAuth flow, or its state.
+    Login {
+        server: String,
+        client_id: Option<String>,
+        status: bool,
+    },
+    /// `tai mcp logout NAME`: forget the server's OAuth tokens.
+    Logout {
+        server: String,
+    },
 }
 
 /// `tai mcp probe SOURCE ...`
@@ -115,6 +125,8 @@ pub struct ProbeArgs {
     pub connect_timeout: Option<f64>,
     pub call_timeout: Option<f64>,
     pub probe_timeout: Option<f64>,
+    /// A pre-registered OAuth client id (its secret, if any, in TAI_OAUTH_CLIENT_SECRET).
+    pub client_id: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -551,6 +563,7 @@ impl Parser {
         // The rest share one shape: positionals, then --json, --name N, --replace, --pick N.
         let (mut pos, mut json, mut name, mut replace) = (Vec::new(), false, None, false);
         let mut pick = None;
+        let (mut client_id, mut status) = (None, false);
         loop {
             match self.next()? {
                 Step::End => break,
@@ -571,6 +584,10 @@ impl Parser {
                         ))
                     })?);
                 }
+                Step::Arg(Long("client-id")) if sub == "login" => {
+                    client_id = Some(string(self.inner.value()?, "--client-id")?)
+                }
+                Step::Arg(Long("status")) if sub == "login" => status = true,
                 Step::Arg(a) => return Err(unexpected(a, "mcp")),
             }
         }
@@ -634,6 +651,20 @@ impl Parser {
                     tool: pos.remove(0),
                 }
             }
+            "login" => {
+                want(1, "a SERVER name")?;
+                McpCmd::Login {
+                    server: pos.remove(0),
+                    client_id: client_id.take(),
+                    status,
+                }
+            }
+            "logout" => {
+                want(1, "a SERVER name")?;
+                McpCmd::Logout {
+                    server: pos.remove(0),
+                }
+            }
             "call" => {
                 want(2, "a SERVER and a TOOL")?;
                 let server = pos.remove(0);
@@ -691,6 +722,9 @@ impl Parser {
                         .push((k.trim().to_string(), val.trim().to_string()));
                 }
                 Step::Arg(Long("call")) => a.call = Some(string(self.inner.value()?, "--call")?),
+                Step::Arg(Long("client-id")) => {
+                    a.client_id = Some(string(self.inner.value()?, "--client-id")?)
+                }
                 Step::Arg(Long("args")) => a.args = Some(string(self.inner.value()?, "--args")?),
                 Step::Arg(Long("repeat")) => {
                     let v = string(self.inner.value()?, "--repeat")?;
@@ -811,6 +845,8 @@ const KNOWN_LONG: &[&str] = &[
     "connect-timeout",
     "call-timeout",
     "probe-timeout",
+    "client-id",
+    "status",
     "name",
     "replace",
     "prompt",
@@ -924,6 +960,28 @@ mod tests {
                 Command::Vault(VaultCmd::SecretSet { name: "gh".into() }),
             ),
             (
+                &["mcp", "login", "linear", "--client-id", "cid"],
+                Command::Mcp(McpCmd::Login {
+                    server: "linear".into(),
+                    client_id: Some("cid".into()),
+                    status: false,
+                }),
+            ),
+            (
+                &["mcp", "login", "linear", "--status"],
+                Command::Mcp(McpCmd::Login {
+                    server: "linear".into(),
+                    client_id: None,
+                    status: true,
+                }),
+            ),
+            (
+                &["mcp", "logout", "linear"],
+                Command::Mcp(McpCmd::Logout {
+                    server: "linear".into(),
+                }),
+            ),
+            (
                 &["vault", "secret", "list", "--json"],
                 Command::Vault(VaultCmd::SecretList { json: true }),
             ),
@@ -1001,6 +1059,9 @@ mod tests {
             (&["status", "extra"], "unexpected argument 'extra'"),
             (&["--version", "status"], "unexpected argument 'status'"),
             (&["mcp", "probe"], "needs a SOURCE"),
+            (&["mcp", "login"], "needs a SERVER name"),
+            (&["mcp", "logout", "a", "b"], "unexpected argument 'b'"),
+            (&["mcp", "list", "--client-id", "x"], "--client-id"),
             (
                 &["mcp", "probe", "x", "--protocol", "2024-01-01"],
                 "--protocol takes",

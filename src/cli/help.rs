@@ -126,8 +126,11 @@ Usage:
   tai mcp tools [SERVER] [--json]                      stored tools and their pin state
   tai mcp call SERVER TOOL [JSON] [--json]             call one tool (approval as for any call)
   tai mcp approve SERVER TOOL                          approve a tool its server added or redefined
+  tai mcp login SERVER [--client-id ID]                log in to a server behind OAuth
+  tai mcp login SERVER --status                        its login: issuer, scopes, expiry (no token)
+  tai mcp logout SERVER                                forget its OAuth tokens
   tai mcp probe SOURCE [--json] [--protocol auto|2025-11-25|2026-07-28] [--header 'K: V']...
-                       [--call TOOL [--args JSON] [--repeat N]]
+                       [--call TOOL [--args JSON] [--repeat N]] [--client-id ID]
                        [--connect-timeout S] [--call-timeout S] [--probe-timeout S]
 
 SOURCE for add is a file path, - for stdin, or the text itself, in any common shape:
@@ -160,6 +163,16 @@ and tools, then shuts it down. It stores nothing. SOURCE is one of:
 With --call it also calls TOOL on the live connection (N times with --repeat) and reports
 the result and the per-call latency (median, p99). A tool that ran and failed exits 1.
 --args takes a JSON object, or @FILE to read it from a file.
+
+Remote servers behind OAuth: when an HTTP server without a stored Authorization header
+answers 401, tai discovers its authorization server, registers (or uses --client-id or,
+for add, TAI_OAUTH_CLIENT_ID, the secret in TAI_OAUTH_CLIENT_SECRET, or the client
+metadata document URL in
+TAI_OAUTH_CLIENT_METADATA_URL), prints the login URL and opens it in a browser
+(TAI_OAUTH_BROWSER names a command given the URL instead, for headless use; else
+$BROWSER or xdg-open), and waits on a 127.0.0.1 redirect listener for up to 5 minutes
+(or for the final address pasted on the terminal). `add` asks first. Tokens are sealed
+vault secrets, refreshed silently; when refresh fails, run `tai mcp login SERVER`.
 
 --protocol auto (the default) probes with server/discover (2026-07-28) and falls back to
 initialize (2025-11-25); a version pins the era and skips the probe. Defaults: connect

@@ -139,6 +139,15 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             args,
             json,
         } => call(&mut load()?, server, tool, args.as_deref(), *json),
+        McpCmd::Login {
+            server,
+            client_id,
+            status,
+        } => match status {
+            true => super::mcp_login::status(&mut load()?, server),
+            false => super::mcp_login::login(&mut load()?, server, client_id.as_deref()),
+        },
+        McpCmd::Logout { server } => super::mcp_login::logout(&mut load()?, server),
     }
 }
 
@@ -478,8 +487,29 @@ fn probe(a: &ProbeArgs) -> Result {
     if !a.json {
         eprintln!("tai: connecting to {}", sanitize::line(&spec.describe()));
     }
-    let mut client =
-        McpClient::connect(&spec, choice, timeouts).map_err(|e| Failure(e.to_string()))?;
+    // A server behind OAuth gets a login (in memory only: probe stores nothing).
+    let oauth = match &spec {
+        ServerSpec::Http(h)
+            if !h
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization")) =>
+        {
+            let o = crate::mcp::oauth::OAuth::new(
+                "",
+                Default::default(),
+                crate::mcp::oauth::Interaction::Always,
+                &process_env,
+            );
+            Some(match &a.client_id {
+                Some(id) => o.with_client(id, process_env(crate::mcp::oauth::CLIENT_SECRET_ENV)),
+                None => o,
+            })
+        }
+        _ => None,
+    };
+    let mut client = McpClient::connect_with(&spec, choice, timeouts, oauth)
+        .map_err(|e| Failure(e.to_string()))?;
     let tools = client.list_tools().map_err(|e| Failure(e.to_string()))?;
     for w in client.warnings.drain(..) {
         eprintln!("tai: warning: {}", sanitize::block(&w));

@@ -6,6 +6,7 @@ mod agent_cmd;
 pub mod args;
 mod help;
 mod mcp_cmd;
+mod mcp_login;
 mod profile_cmd;
 mod render;
 mod vault_cmd;

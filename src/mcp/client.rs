@@ -14,6 +14,7 @@ use super::era::{Era, EraChoice, LEGACY_VERSION, MODERN_VERSION};
 use super::handshake::{self, ProbeReply, ProbeVerdict};
 use super::http::{HttpSpec, McpHttpTransport};
 use super::methods;
+use super::oauth::OAuth;
 use super::protocol::{self as p, Method};
 use super::stdio::{McpStdioTransport, StdioSpec};
 use super::transport::{Transport, TransportError};
@@ -153,18 +154,46 @@ pub struct McpClient {
     cached_tools: Option<(Instant, Vec<p::Tool>)>,
 }
 
-fn open(spec: &ServerSpec) -> std::result::Result<Box<dyn Transport>, TransportError> {
-    Ok(match spec {
-        ServerSpec::Stdio(s) => Box::new(McpStdioTransport::spawn(s)?),
-        ServerSpec::Http(h) => Box::new(McpHttpTransport::new(h)),
+fn open(
+    spec: &ServerSpec,
+    oauth: Option<OAuth>,
+) -> std::result::Result<Box<dyn Transport>, TransportError> {
+    Ok(match (spec, oauth) {
+        (ServerSpec::Stdio(s), _) => Box::new(McpStdioTransport::spawn(s)?),
+        (ServerSpec::Http(h), None) => Box::new(McpHttpTransport::new(h)),
+        (ServerSpec::Http(h), Some(o)) => Box::new(McpHttpTransport::with_oauth(h, o)),
     })
+}
+
+/// Rounds of `input_required` one tool call may go through (SEP-2322).
+const MAX_INPUT_ROUNDS: usize = 4;
+
+/// What tai answers to a server's input request inside a 2026 `input_required` result:
+/// elicitation is declined and roots are empty (both are outside tai's contract);
+/// anything else (sampling) cannot be answered.
+fn input_response(request: &Value) -> Option<Value> {
+    match request.get("method").and_then(Value::as_str)? {
+        "elicitation/create" => Some(json!({"action": "decline"})),
+        "roots/list" => Some(json!({"roots": []})),
+        _ => None,
+    }
 }
 
 impl McpClient {
     /// Spawn or dial the server and run the handshake within `timeouts.connect`.
     pub fn connect(spec: &ServerSpec, choice: EraChoice, timeouts: Timeouts) -> Result<McpClient> {
+        Self::connect_with(spec, choice, timeouts, None)
+    }
+
+    /// `connect`, answering authorization challenges with `oauth` (HTTP servers).
+    pub fn connect_with(
+        spec: &ServerSpec,
+        choice: EraChoice,
+        timeouts: Timeouts,
+        oauth: Option<OAuth>,
+    ) -> Result<McpClient> {
         let deadline = Instant::now() + timeouts.connect;
-        let transport = open(spec).map_err(|error| McpError::Transport {
+        let transport = open(spec, oauth).map_err(|error| McpError::Transport {
             what: "starting the server".into(),
             error,
             stderr: String::new(),
@@ -217,6 +246,12 @@ impl McpClient {
 
     pub fn stderr_tail(&self) -> String {
         self.transport.stderr_tail()
+    }
+
+    /// The OAuth authorizer, when the connection has one (its state holds new tokens
+    /// when `changed` is set; the caller stores them).
+    pub fn oauth(&mut self) -> Option<&mut OAuth> {
+        self.transport.oauth()
     }
 
     pub fn skipped_lines(&self) -> usize {
@@ -300,7 +335,7 @@ impl McpClient {
             (_, ProbeReply::Silent) if stdio => {
                 // The child may have exited on the unexpected first message: start afresh.
                 self.transport.close();
-                self.transport = open(&self.spec).map_err(|error| McpError::Transport {
+                self.transport = open(&self.spec, None).map_err(|error| McpError::Transport {
                     what: "restarting the server after the probe".into(),
                     error,
                     stderr: String::new(),
@@ -442,7 +477,11 @@ impl McpClient {
                     )));
                 }
                 Some(Message::Response { id: rid, result }) if rid == id => {
-                    if era == Era::Modern {
+                    // A 2026 tools/call's input rounds are answered by `call_rounds`.
+                    let rounds = method == methods::TOOLS_CALL
+                        && result.get("resultType").and_then(Value::as_str)
+                            == Some("input_required");
+                    if era == Era::Modern && !rounds {
                         p::check_result_type(&result)
                             .map_err(|m| McpError::Protocol(format!("{method}: {m}")))?;
                     }
@@ -609,7 +648,12 @@ impl McpClient {
             name: name.into(),
             arguments,
         };
-        match self.typed::<p::CallTool>(params, deadline) {
+        let outcome = if self.era == Era::Modern {
+            self.call_rounds(params, deadline)
+        } else {
+            self.typed::<p::CallTool>(params, deadline)
+        };
+        match outcome {
             Err(McpError::Transport {
                 error: TransportError::Timeout,
                 stderr,
@@ -627,6 +671,52 @@ impl McpClient {
             }
             other => other,
         }
+    }
+
+    /// A 2026 `tools/call`, answering `input_required` rounds (SEP-2322): every retry has
+    /// a new id, the input responses, and the server's `requestState` echoed unchanged
+    /// (omitted when the server sent none).
+    fn call_rounds(
+        &mut self,
+        params: p::CallToolParams,
+        deadline: Instant,
+    ) -> Result<p::CallToolResult> {
+        let base = serde_json::to_value(params).map_err(|e| McpError::Protocol(e.to_string()))?;
+        let mut value = base.clone();
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let sent = p::params_for(self.era, value);
+            let result = self.exchange_retrying(methods::TOOLS_CALL, sent, deadline)?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                p::check_result_type(&result)
+                    .map_err(|m| McpError::Protocol(format!("tools/call: {m}")))?;
+                return serde_json::from_value(result).map_err(|e| {
+                    McpError::Protocol(format!(
+                        "tools/call: the result does not fit the method: {e}"
+                    ))
+                });
+            }
+            let mut responses = Map::new();
+            let requests = result.get("inputRequests").and_then(Value::as_object);
+            for (key, request) in requests.into_iter().flatten() {
+                let answer = input_response(request).ok_or_else(|| {
+                    McpError::Protocol(format!(
+                        "tools/call: the server asked for input ({}), which tai does not provide",
+                        request.get("method").and_then(Value::as_str).unwrap_or("?")
+                    ))
+                })?;
+                responses.insert(key.clone(), answer);
+            }
+            value = base.clone();
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert("inputResponses".into(), Value::Object(responses));
+                if let Some(state) = result.get("requestState") {
+                    obj.insert("requestState".into(), state.clone());
+                }
+            }
+        }
+        Err(McpError::Protocol(format!(
+            "tools/call: the server still wanted input after {MAX_INPUT_ROUNDS} rounds"
+        )))
     }
 
     fn cancel(&mut self, id: i64, reason: &str) {

@@ -3,7 +3,11 @@
 //! A request's answer is one JSON body or an SSE stream read incrementally by
 //! `http::sse`; notifications and server requests on the stream arrive before the
 //! response. Bodies over `MCP_HTTP_MAX_BODY` are refused in both directions without
-//! being buffered whole. GET and DELETE are never sent.
+//! being buffered whole. A response stream that ends after an event id and before the
+//! response is resumed with GET and `Last-Event-ID` after the stream's `retry` delay,
+//! within the call's deadline. DELETE is never sent. With an `oauth::OAuth` attached, a
+//! 401 (or 403 `insufficient_scope`) runs the authorization flow and the request is sent
+//! again with the new token.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -25,7 +29,8 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
 }
 
-/// The answer to the request in flight.
+/// The answer to the request in flight (one per transport, so its size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Incoming {
     None,
     One(Message),
@@ -34,8 +39,18 @@ enum Incoming {
         parser: sse::Parser,
         queue: VecDeque<Message>,
         read: usize,
+        /// A response or error arrived on this stream.
+        answered: bool,
+        /// The last event id seen (where a resumption starts).
+        last_id: Option<String>,
+        resumed: usize,
     },
 }
+
+/// Resumptions of one response stream before tai gives up on it.
+const MAX_RESUMPTIONS: usize = 5;
+/// The wait before a resumption when the stream gave no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 pub struct McpHttpTransport {
     agent: ureq::Agent,
@@ -45,6 +60,8 @@ pub struct McpHttpTransport {
     incoming: Incoming,
     /// `Mcp-Param-*` headers for the next request.
     next_headers: Vec<(String, String)>,
+    /// The OAuth authorizer, for servers that want the MCP authorization flow.
+    oauth: Option<super::oauth::OAuth>,
 }
 
 /// A header value as `Mcp-Name` and `Mcp-Param-*` want it: plain visible ASCII (spaces
@@ -146,6 +163,53 @@ fn read_capped(reader: &mut impl Read, max: usize) -> Result<Vec<u8>> {
     Ok(body)
 }
 
+/// GET the response stream again from `last_id` (SSE resumption). A free function over
+/// the transport's fields, so it can run while the stream being resumed is borrowed.
+fn resume(
+    agent: &ureq::Agent,
+    spec: &HttpSpec,
+    session: Option<&str>,
+    protocol: Option<&(Era, String)>,
+    oauth: Option<&mut super::oauth::OAuth>,
+    last_id: &str,
+    deadline: Instant,
+) -> Result<ureq::BodyReader<'static>> {
+    let left = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or(TransportError::Timeout)?;
+    let mut req = agent
+        .get(&spec.url)
+        .header("Accept", "text/event-stream")
+        .header("Last-Event-ID", last_id);
+    for (k, v) in &spec.headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    if let Some(id) = session {
+        req = req.header("Mcp-Session-Id", id);
+    }
+    if let Some((_, version)) = protocol {
+        req = req.header("MCP-Protocol-Version", version.as_str());
+    }
+    if let Some(bearer) = oauth.and_then(|o| o.bearer(deadline)) {
+        req = req.header("Authorization", bearer);
+    }
+    let resp = req
+        .config()
+        .timeout_global(Some(left))
+        .build()
+        .call()
+        .map_err(|e| map_err(&spec.url, e))?;
+    let status = resp.status().as_u16();
+    if !(200..300).contains(&status) {
+        return Err(TransportError::Http {
+            status,
+            body: "resuming the response stream failed".into(),
+        });
+    }
+    Ok(resp.into_body().into_reader())
+}
+
 impl McpHttpTransport {
     pub fn new(spec: &HttpSpec) -> McpHttpTransport {
         McpHttpTransport {
@@ -155,6 +219,15 @@ impl McpHttpTransport {
             protocol: None,
             incoming: Incoming::None,
             next_headers: Vec::new(),
+            oauth: None,
+        }
+    }
+
+    /// A transport that answers authorization challenges with `oauth`.
+    pub fn with_oauth(spec: &HttpSpec, oauth: super::oauth::OAuth) -> McpHttpTransport {
+        McpHttpTransport {
+            oauth: Some(oauth),
+            ..McpHttpTransport::new(spec)
         }
     }
 
@@ -186,8 +259,11 @@ impl McpHttpTransport {
         if let Some(id) = &self.session {
             req = req.header("Mcp-Session-Id", id.as_str());
         }
-        for (k, v) in std::mem::take(&mut self.next_headers) {
+        for (k, v) in self.next_headers.clone() {
             req = req.header(k, v);
+        }
+        if let Some(bearer) = self.oauth.as_mut().and_then(|o| o.bearer(deadline)) {
+            req = req.header("Authorization", bearer);
         }
         if let Some((era, version)) = &self.protocol {
             req = req.header("MCP-Protocol-Version", version.as_str());
@@ -218,7 +294,29 @@ impl Transport for McpHttpTransport {
         if is_request {
             self.incoming = Incoming::None;
         }
-        let resp = self.post(msg, deadline)?;
+        let mut authorizations = 0;
+        let resp = loop {
+            let resp = self.post(msg, deadline)?;
+            let status = resp.status().as_u16();
+            if !(status == 401 || status == 403) || self.oauth.is_none() {
+                break resp;
+            }
+            let www: Vec<&str> = resp
+                .headers()
+                .get_all("www-authenticate")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            let www = www.join(", ");
+            drop(resp);
+            let url = self.spec.url.clone();
+            if let Some(o) = self.oauth.as_mut() {
+                o.challenged(&url, status, &www, authorizations, deadline)
+                    .map_err(TransportError::Io)?;
+            }
+            authorizations += 1;
+        };
+        self.next_headers.clear();
         let status = resp.status().as_u16();
         if let Some(id) = resp
             .headers()
@@ -280,6 +378,9 @@ impl Transport for McpHttpTransport {
                 parser: sse::Parser::new(),
                 queue: VecDeque::new(),
                 read: 0,
+                answered: false,
+                last_id: None,
+                resumed: 0,
             };
         } else {
             let body = read_capped(&mut reader, MCP_HTTP_MAX_BODY)?;
@@ -297,7 +398,7 @@ impl Transport for McpHttpTransport {
         Ok(())
     }
 
-    fn recv(&mut self, _deadline: Instant) -> Result<Option<Message>> {
+    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
         // The request's own timeout (set in `send` from the same deadline) bounds the reads.
         match &mut self.incoming {
             Incoming::None => Ok(None),
@@ -310,8 +411,14 @@ impl Transport for McpHttpTransport {
                 parser,
                 queue,
                 read,
+                answered,
+                last_id,
+                resumed,
             } => loop {
                 if let Some(m) = queue.pop_front() {
+                    if matches!(m, Message::Response { .. } | Message::Error { .. }) {
+                        *answered = true;
+                    }
                     return Ok(Some(m));
                 }
                 let mut buf = [0u8; 16 * 1024];
@@ -324,6 +431,39 @@ impl Transport for McpHttpTransport {
                 };
                 if n == 0 {
                     parser.finish();
+                    // Closed before the response, after an event id: resume (SEP-1699).
+                    if let (false, Some(id), true) =
+                        (*answered, last_id.clone(), *resumed < MAX_RESUMPTIONS)
+                    {
+                        let wait = parser
+                            .retry_ms()
+                            .map_or(DEFAULT_RETRY, Duration::from_millis);
+                        let fresh = if Instant::now() + wait < deadline {
+                            crate::clock::sleep(wait);
+                            resume(
+                                &self.agent,
+                                &self.spec,
+                                self.session.as_deref(),
+                                self.protocol.as_ref(),
+                                self.oauth.as_mut(),
+                                &id,
+                                deadline,
+                            )
+                        } else {
+                            Err(TransportError::Timeout)
+                        };
+                        match fresh {
+                            Ok(r) => {
+                                *reader = r;
+                                *resumed += 1;
+                                continue;
+                            }
+                            Err(e) => {
+                                self.incoming = Incoming::None;
+                                return Err(e);
+                            }
+                        }
+                    }
                     self.incoming = Incoming::None;
                     return Ok(None);
                 }
@@ -336,6 +476,9 @@ impl Transport for McpHttpTransport {
                 let mut events = Vec::new();
                 parser.feed(&buf[..n], &mut events);
                 for e in events {
+                    if e.id.is_some() {
+                        *last_id = e.id.clone();
+                    }
                     // Only `message` events carry JSON-RPC; empty data is a priming event.
                     if e.event == "message"
                         && !e.data.trim().is_empty()
@@ -371,6 +514,10 @@ impl Transport for McpHttpTransport {
     fn close(&mut self) {
         self.incoming = Incoming::None;
         self.session = None;
+    }
+
+    fn oauth(&mut self) -> Option<&mut super::oauth::OAuth> {
+        self.oauth.as_mut()
     }
 }
 

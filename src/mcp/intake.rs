@@ -376,19 +376,34 @@ pub fn add(
             .err()
             .unwrap_or_else(|| format!("{what}: not approved; nothing was stored")));
     }
-    let (tools, era, server) = verify(&resolved.spec, entry, opts.timeouts).map_err(|e| {
-        let text = store
-            .redact(&e)
-            .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
-        let _ = store.audit(Event {
-            detail: Some(text.clone()),
-            ..Event::new("mcp-add", &entry.name, "verify-failed")
-        });
-        format!(
-            "{}: the live check failed, nothing was stored:\n{text}",
-            entry.name
-        )
-    })?;
+    let oauth = super::oauth::vault::authorizer(
+        store,
+        &entry.name,
+        &resolved.spec,
+        super::oauth::Interaction::Ask,
+        opts.env,
+    )
+    .map(|o| match (opts.env)(super::oauth::CLIENT_ID_ENV) {
+        // A pre-registered client for a server that offers no registration.
+        Some(id) if o.state.client.is_none() && !id.is_empty() => {
+            o.with_client(&id, (opts.env)(super::oauth::CLIENT_SECRET_ENV))
+        }
+        _ => o,
+    });
+    let (tools, era, server, auth) =
+        verify(&resolved.spec, entry, opts.timeouts, oauth).map_err(|e| {
+            let text = store
+                .redact(&e)
+                .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
+            let _ = store.audit(Event {
+                detail: Some(text.clone()),
+                ..Event::new("mcp-add", &entry.name, "verify-failed")
+            });
+            format!(
+                "{}: the live check failed, nothing was stored:\n{text}",
+                entry.name
+            )
+        })?;
     let enable = entry.enabled.map(|on| (opts.profile, on));
     store::save(
         store,
@@ -404,6 +419,10 @@ pub fn add(
         // this path): the live list is stored beside the pins, changed and added tools
         // stay withheld until a person approves them.
         crate::bridge::record_listing(store, &entry.name, &tools);
+    }
+    if let Some(state) = auth {
+        super::oauth::vault::save(store, &entry.name, &state).map_err(|e| e.to_string())?;
+        let _ = store.audit(Event::new("mcp-oauth", &entry.name, "tokens-stored"));
     }
     let _ = store.audit(Event {
         detail: Some(format!("{} tools, {era}", tools.len())),
@@ -509,18 +528,26 @@ pub fn select(n: &Normalized, name: Option<&str>, single: bool) -> Result<Vec<En
     Ok(entries)
 }
 
-/// Connect, list tools, close: the live check before anything is stored.
+/// Connect, list tools, close: the live check before anything is stored. With `oauth`,
+/// a server that demands a login gets one; the new authorization state is returned to be
+/// stored with the server.
+#[allow(clippy::type_complexity)]
 pub fn verify(
     spec: &ServerSpec,
     entry: &Entry,
     timeouts: Timeouts,
-) -> Result<(Vec<Tool>, String, String), String> {
-    let mut client =
-        McpClient::connect(spec, entry.protocol, timeouts).map_err(|e| e.to_string())?;
+    oauth: Option<super::oauth::OAuth>,
+) -> Result<(Vec<Tool>, String, String, Option<super::oauth::AuthState>), String> {
+    let mut client = McpClient::connect_with(spec, entry.protocol, timeouts, oauth)
+        .map_err(|e| e.to_string())?;
     let tools = client.list_tools().map_err(|e| e.to_string())?;
+    let auth = client
+        .oauth()
+        .filter(|o| o.changed && o.state.access_token.is_some())
+        .map(|o| o.state.clone());
     let era = format!("{} ({:?} era)", client.protocol_version(), client.era()).to_lowercase();
     let info = client.server_info();
     let server = format!("{} {}", info.name, info.version).trim().to_string();
     client.close();
-    Ok((tools, era, server))
+    Ok((tools, era, server, auth))
 }

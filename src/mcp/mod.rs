@@ -12,6 +12,7 @@ pub mod handshake;
 pub mod http;
 pub mod intake;
 pub mod methods;
+pub mod oauth;
 pub mod ndjson;
 pub mod protocol;
 pub mod stdio;

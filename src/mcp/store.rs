@@ -203,6 +203,11 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
             "no MCP server named {name:?} (see `tai mcp list`)"
         )));
     }
+    for part in ["access", "refresh", "client", "state"] {
+        let secret = format!("{}.{part}", super::oauth::vault::stem(name));
+        tx.execute("DELETE FROM secrets WHERE name = ?1", [secret])
+            .map_err(sql("removing a server's login"))?;
+    }
     tx.execute(
         "DELETE FROM meta WHERE key IN (?1, ?2)",
         params![protocol_key(name), consent_key(name)],

@@ -74,4 +74,8 @@ pub trait Transport {
     fn is_stream(&self) -> bool;
     /// Shut down: stdio closes stdin, then SIGTERM, then SIGKILL, and reaps.
     fn close(&mut self);
+    /// The OAuth authorizer (HTTP with the authorization flow), to read its new tokens.
+    fn oauth(&mut self) -> Option<&mut super::oauth::OAuth> {
+        None
+    }
 }

@@ -9,6 +9,7 @@ mod intake;
 mod interop;
 mod mcp_client;
 mod native_tools;
+mod oauth;
 mod resolver;
 mod secrets;
 mod serve_http;
