@@ -79,13 +79,25 @@ pub fn for_server(
     out
 }
 
-/// A shell-tool child's environment: the user's, minus tai's secrets.
+/// A shell-tool child's environment: the user's, minus tai's secrets, with git's
+/// `core.fsmonitor` switched off (a repository's own `.git/config` could name a program
+/// that `git status`, a read-only command, would run).
 pub fn for_shell(parent: &[(String, String)], secret_values: &[&str]) -> Vec<(String, String)> {
-    parent
+    let mut out: Vec<(String, String)> = parent
         .iter()
         .filter(|(k, v)| passable(k, v, secret_values))
         .cloned()
-        .collect()
+        .collect();
+    let count = out
+        .iter()
+        .find(|(k, _)| k == "GIT_CONFIG_COUNT")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    out.retain(|(k, _)| k != "GIT_CONFIG_COUNT");
+    out.push((format!("GIT_CONFIG_KEY_{count}"), "core.fsmonitor".into()));
+    out.push((format!("GIT_CONFIG_VALUE_{count}"), "false".into()));
+    out.push(("GIT_CONFIG_COUNT".into(), (count + 1).to_string()));
+    out
 }
 
 impl crate::mcp::stdio::StdioSpec {
@@ -170,16 +182,37 @@ mod tests {
 
     #[test]
     fn shell_drops_only_secrets() {
+        let git = ["GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "GIT_CONFIG_COUNT"];
         let env = for_shell(&vars(PARENT), &["vault-held-value"]);
-        assert_eq!(
-            names(&env),
-            ["PATH", "HOME", "LC_ALL", "EDITOR", "PROJECT_DIR"]
-        );
+        let mut want = vec!["PATH", "HOME", "LC_ALL", "EDITOR", "PROJECT_DIR"];
+        want.extend(git);
+        assert_eq!(names(&env), want);
         // a secret value under any name is dropped
         let env = for_shell(
             &vars(&[("X", "s3cret-value"), ("Y", "ok")]),
             &["s3cret-value"],
         );
-        assert_eq!(names(&env), ["Y"]);
+        let mut want = vec!["Y"];
+        want.extend(git);
+        assert_eq!(names(&env), want);
+    }
+
+    /// git's fsmonitor is off for every shell child, after the user's own
+    /// command-line config.
+    #[test]
+    fn shell_switches_off_git_fsmonitor() {
+        let env = for_shell(
+            &vars(&[
+                ("GIT_CONFIG_COUNT", "1"),
+                ("GIT_CONFIG_KEY_0", "user.name"),
+                ("GIT_CONFIG_VALUE_0", "u"),
+            ]),
+            &[],
+        );
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("GIT_CONFIG_KEY_0"), Some("user.name"));
+        assert_eq!(get("GIT_CONFIG_KEY_1"), Some("core.fsmonitor"));
+        assert_eq!(get("GIT_CONFIG_VALUE_1"), Some("false"));
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some("2"));
     }
 }

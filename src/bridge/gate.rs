@@ -333,7 +333,9 @@ fn run(
         Target::Native(tool) => {
             let def = tool.def();
             let command = tools::arg_str(&args, "command");
-            let safe = def.safe || (def.name == "shell" && tools::shell::is_safe(command));
+            // Read-only, and not looking into /proc or tai's own files.
+            let safe = (def.safe || (def.name == "shell" && tools::shell::is_safe(command)))
+                && !tools::protected::reached_by_call(def.name, &args, ctx.config);
             if !safe {
                 let (key, what) = match def.name {
                     "shell" => (
@@ -344,6 +346,15 @@ fn run(
                         let url = tools::arg_str(&args, "url");
                         (ApprovalKey::Fetch(url.to_string()), format!("fetch {url}"))
                     }
+                    // A read-only tool asks only for a protected place: "always" covers
+                    // this exact call, never every later read.
+                    name if def.safe => (
+                        ApprovalKey::Tool(format!("{name} {arg_digest}")),
+                        format!(
+                            "run the tool {name} on {} (/proc or tai's own files; arguments {arg_digest})",
+                            tools::arg_str(&args, "path")
+                        ),
+                    ),
                     name => (
                         ApprovalKey::Tool(name.to_string()),
                         format!("run the tool {name} (arguments {arg_digest})"),

@@ -4,6 +4,7 @@
 pub mod files;
 pub mod glob;
 pub mod mcp_admin;
+pub mod protected;
 pub mod select;
 pub mod shell;
 pub mod shell_policy;

@@ -25,7 +25,9 @@ struct Spec {
     valued: &'static str,
     /// Long options without a value.
     long: &'static [&'static str],
-    /// Long options that take a value (`--x=V` or `--x V`).
+    /// Long options that take a value, accepted only as `--x=V`: many of them take an
+    /// *optional* value (`git log --color`, `date --iso-8601`), so a program would read
+    /// the next word as an option where a checker skipping it as a value would not.
     long_valued: &'static [&'static str],
     /// At most this many operands (None: any).
     max_operands: Option<usize>,
@@ -35,6 +37,10 @@ struct Spec {
     operand_prefix: Option<&'static str>,
     /// Any words at all (echo, true): the program reads and writes nothing.
     any_args: bool,
+    /// A valued short option may share its word with other flags (`-rk2`). Off for
+    /// programs that take a clustered option's value from the *next* word and keep
+    /// reading the cluster (`tree -Lo 2 FILE` writes FILE).
+    clusters: bool,
 }
 
 const fn spec(name: &'static str) -> Spec {
@@ -48,6 +54,7 @@ const fn spec(name: &'static str) -> Spec {
         numeric: false,
         operand_prefix: None,
         any_args: false,
+        clusters: true,
     }
 }
 
@@ -270,6 +277,7 @@ const PROGRAMS: &[Spec] = &[
         flags: "adfglpsuDFhiqNrtvCnJ",
         valued: "LPI",
         long: &["--noreport", "--dirsfirst"],
+        clusters: false,
         ..spec("tree")
     },
     // No -o/--output, -T/--temporary-directory, --compress-program, --files0-from.
@@ -397,9 +405,9 @@ const GIT: &[Spec] = &[
         ],
         ..spec("log")
     },
+    // `-U` takes an optional value in git, so it is not listed (`-U3` asks).
     Spec {
         flags: "pRwb",
-        valued: "U",
         long: &[
             "--stat",
             "--cached",
@@ -578,6 +586,12 @@ pub fn classify(command: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The line's pipeline segments as words, as `sh` would split them (for the protected-
+/// place check), or why the line is outside the safe subset.
+pub fn segments(command: &str) -> Result<Vec<Vec<String>>, Refusal> {
+    tokenize(command)
+}
+
 /// Plain characters a word may hold outside quotes.
 fn plain(c: char) -> bool {
     c.is_ascii_alphanumeric() || "-_./=:,@%+^".contains(c)
@@ -707,10 +721,9 @@ fn check_options(spec: &Spec, words: &[String]) -> Result<(), Refusal> {
             }
             if spec.long_valued.contains(&opt.as_str()) {
                 if !has_value {
-                    if i >= words.len() {
-                        return Err(format!("{name}: {opt} needs a value"));
-                    }
-                    i += 1;
+                    return Err(format!(
+                        "{name}: {opt} is read-only here only with its value attached ({opt}=VALUE)"
+                    ));
                 }
                 continue;
             }
@@ -725,6 +738,9 @@ fn check_options(spec: &Spec, words: &[String]) -> Result<(), Refusal> {
                 continue;
             }
             if spec.valued.contains(c) {
+                if !spec.clusters && cluster.len() != c.len_utf8() {
+                    return Err(format!("{name}: -{c} is read-only here only as a word of its own"));
+                }
                 if at + c.len_utf8() == cluster.len() {
                     if i >= words.len() {
                         return Err(format!("{name}: -{c} needs a value"));
@@ -793,7 +809,7 @@ mod tests {
             "grep -rn 'fn main' src",
             "grep -e foo -A 3 --include='*.rs' .",
             "rg -n TODO src",
-            "rg --type rust -g '*.rs' foo",
+            "rg --type=rust -g '*.rs' foo",
             "which cargo",
             "date",
             "date +%Y-%m-%d",
@@ -843,6 +859,19 @@ mod tests {
             "git diff --output=out.txt",
             "git log --output=out.txt",
             "tree -o out.txt",
+            "tree -Lo 2 out.txt",
+            "tree -aL 2",
+            // an option with an optional value never takes the next word as its value
+            "git log -1 --format=tformat:x --color --output=evil.sh",
+            "git diff -U --output=out.txt",
+            "git diff --unified --output=out.txt",
+            "git show --pretty --output=out.txt",
+            "git status --untracked-files --output=x",
+            "date --iso-8601 --set=2020-01-01",
+            "df --output --x",
+            "ls --color --format --x",
+            "grep --include --exclude-dir=x --include=y .",
+            "rg --type rust foo",
             "tree -R -H . ",
             "uniq in.txt out.txt",
             "file -C -m magic",

@@ -72,6 +72,14 @@ fn read_only_shell_is_an_allowlist() {
         "echo x > made-by-echo",
         "uniq data.txt made-by-uniq",
         "ls\r\u{1b}[2K; touch made-by-ls",
+        // an option with an optional value never hides the next word
+        "git log -1 --format=tformat:x --color --output=made-by-git-color",
+        "git diff -U --output=made-by-git-u",
+        "tree -Lo 2 made-by-tree-cluster",
+        // protected places: other processes' environments, tai's own files
+        "cat /proc/self/environ",
+        "grep -ra --include=environ -o x /proc",
+        "cat /proc/1/environ | tr a-z b-za",
     ];
     let mut script: Vec<Value> = attempts
         .iter()
@@ -85,11 +93,12 @@ fn read_only_shell_is_an_allowlist() {
         "web_fetch",
         json!({"url": "http://127.0.0.1:9/leak?d=secret"}),
     ));
+    script.push(call("read_file", json!({"path": "/proc/self/environ"})));
     script.push(json!({"text": "done"}));
     let model = ModelStub::start(dir.path(), Value::Array(script));
     let mut t = Tai::new("trust-shell-run");
     use_model(&mut t, &model);
-    let run = t.run(&["-p", "try everything", "--max-steps", "20"]);
+    let run = t.run(&["-p", "try everything", "--max-steps", "40"]);
     assert_eq!(run.ok(), "done\n", "{run:?}");
     let files: Vec<String> = std::fs::read_dir(&work)
         .unwrap()
@@ -107,6 +116,11 @@ fn read_only_shell_is_an_allowlist() {
     assert!(
         fetch.contains("did not approve: fetch http://127.0.0.1:9/leak?d=secret"),
         "{fetch}"
+    );
+    let environ = &ModelStub::tool_messages(&reqs[attempts.len() + 3])[attempts.len() + 2];
+    assert!(
+        environ.contains("did not approve") && environ.contains("/proc/self/environ"),
+        "{environ}"
     );
     // the denial on stderr shows the escapes, never the raw characters
     assert!(
