@@ -105,7 +105,7 @@ fn audit_cmd(ctx: &mut Context, limit: Option<usize>, json: bool, verify: bool) 
                 let mut text =
                     format!("audit trail intact: {rows} rows, chain and head verified\n");
                 if keyed {
-                    text.push_str("the chain is keyed with a key derived from the sealed key: nobody holding only the file can rewrite it unnoticed\n");
+                    text.push_str("the chain is keyed with a key derived from the sealed key: nobody holding only the file can edit, remove or add rows unnoticed (restoring an older copy of the whole file is not detectable from the file)\n");
                 } else {
                     text.push_str("the vault is not sealed, so the chain's key is public: it detects edits and removed rows, not a forger who has the file (`tai vault seal` keys it)\n");
                 }

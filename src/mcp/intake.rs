@@ -204,6 +204,38 @@ impl Resolved {
     }
 }
 
+/// tai's own secrets (`child_env::WITHHELD_NAMES`) may be handed to a server only through
+/// its `env`, which consent shows by name: never in its command, argv (visible to every
+/// local user), cwd or URL. `GITHUB_TOKEN` may also fill a header (GitHub's own MCP
+/// server takes it so); tai's passphrase and keys never.
+fn refuse_own_secrets_outside_env(entry: &Entry) -> Result<(), String> {
+    let names_in = |text: &str, allow_github: bool| -> Option<&'static str> {
+        crate::child_env::WITHHELD_NAMES.iter().copied().find(|n| {
+            !(allow_github && *n == "GITHUB_TOKEN")
+                && [format!("${{{n}}}"), format!("${{{n}:-"), format!("${{env:{n}}}")]
+                    .iter()
+                    .any(|r| text.contains(r.as_str()))
+        })
+    };
+    let found = match &entry.leg {
+        Leg::Stdio {
+            command, args, cwd, ..
+        } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .chain(cwd.as_deref())
+            .find_map(|t| names_in(t, false)),
+        Leg::Http { url, headers } => names_in(url, false)
+            .or_else(|| headers.iter().find_map(|(_, v)| names_in(v, true))),
+    };
+    match found {
+        Some(n) => Err(format!(
+            "{}: ${{{n}}} is one of tai's own secrets; it may be passed to a server only through the entry's \"env\" (never its command, arguments, cwd or URL); nothing was started",
+            entry.name
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Resolve an entry's references from the environment and the vault. Missing names are
 /// an error naming each, with what to do.
 pub fn resolve(
@@ -236,6 +268,7 @@ pub fn resolve(
         }
         text
     };
+    refuse_own_secrets_outside_env(entry)?;
     let spec = match &entry.leg {
         Leg::Stdio {
             command,

@@ -1,8 +1,10 @@
 //! Secret redaction: every known secret value in a text becomes a marker naming it.
 //!
-//! Pure: the secrets are passed in. Each value is looked for raw and in its JSON-escaped
-//! forms (a value with `"` or `\` is written escaped inside JSON, and escaped twice inside
-//! JSON carried in JSON). Occurrences of all patterns are found in one pass over the
+//! Pure: the secrets are passed in. Each value is looked for, without regard to ASCII
+//! case, raw and in the encodings a server may hand it back in: JSON-escaped (once,
+//! twice, with `\/`), `\uXXXX` escapes, percent-encoding and base64 (see `forms`). A
+//! model that transforms what it reads (`tr a-z b-za`) is not stopped by redaction: the
+//! sources are guarded instead (`tools::protected`). Occurrences of all patterns are found in one pass over the
 //! original text (overlaps included) and every covered byte is replaced, so no partial
 //! secret is left behind when two secrets overlap or one sits inside another. A marker
 //! already in the text (one naming known secrets) is never redacted again, and values
@@ -39,7 +41,11 @@ pub fn marker(names: &[&str]) -> String {
     format!("[REDACTED:{}]", names.join(","))
 }
 
-/// The forms a value takes in text: raw, JSON-escaped, and escaped twice (distinct only).
+/// The forms a value takes in text, matched without regard to ASCII case: raw,
+/// JSON-escaped (once, twice, and with `\/`), every character as a `\uXXXX` escape,
+/// percent-encoded, and base64 (standard and URL alphabets, at each of the three
+/// alignments a value can have inside a longer encoded text). Distinct forms only; a
+/// derived form shorter than `MIN_SECRET_CHARS` is not used.
 fn forms(value: &str) -> Vec<String> {
     let escape = |v: &str| {
         let quoted = serde_json::Value::String(v.to_string()).to_string();
@@ -47,11 +53,55 @@ fn forms(value: &str) -> Vec<String> {
     };
     let once = escape(value);
     let twice = escape(&once);
+    let slashed = once.replace('/', "\\/");
+    let unicode: String = value
+        .encode_utf16()
+        .map(|u| format!("\\u{u:04x}"))
+        .collect();
+    let percent: String = value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02x}"),
+        })
+        .collect();
     let mut out = vec![value.to_string()];
-    for f in [once, twice] {
-        if !out.contains(&f) {
+    let mut derived = vec![once, twice, slashed, unicode, percent];
+    derived.extend(base64_forms(value.as_bytes()));
+    for f in derived {
+        if f.chars().count() >= MIN_SECRET_CHARS && !out.contains(&f) {
             out.push(f);
         }
+    }
+    for f in &mut out {
+        f.make_ascii_lowercase();
+    }
+    out.dedup();
+    out
+}
+
+/// The base64 text that stands for `value` wherever it sits in a longer encoded text:
+/// for each alignment, the groups that hold only the value's bits.
+fn base64_forms(value: &[u8]) -> Vec<String> {
+    const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    for shift in 0..3usize {
+        let mut bytes = vec![0u8; shift];
+        bytes.extend_from_slice(value);
+        let whole = bytes.len() / 3 * 3;
+        let mut text = String::new();
+        for g in bytes[..whole].chunks(3) {
+            let n = (g[0] as u32) << 16 | (g[1] as u32) << 8 | g[2] as u32;
+            for k in (0..4).rev() {
+                text.push(STD[(n >> (6 * k) & 63) as usize] as char);
+            }
+        }
+        // The first group mixes in the zeros of the alignment.
+        let core = if shift == 0 { text } else { text.get(4..).unwrap_or("").to_string() };
+        out.push(core.replace('+', "-").replace('/', "_"));
+        out.push(core);
     }
     out
 }
@@ -100,11 +150,13 @@ fn patterns(secrets: &[Secret]) -> Vec<(String, usize)> {
 fn redact_with(text: &str, secrets: &[Secret], patterns: &[(String, usize)]) -> String {
     let names: Vec<&str> = secrets.iter().map(|s| s.name.as_str()).collect();
     let markers = marker_spans(text, &names);
+    // Patterns are lower case; ASCII lower-casing keeps every byte offset.
+    let folded = text.to_ascii_lowercase();
     // (start, end, secret index) of every occurrence, overlapping ones included.
     let mut hits: Vec<(usize, usize, usize)> = Vec::new();
     for (needle, i) in patterns {
         let mut from = 0;
-        while let Some(pos) = text[from..].find(needle.as_str()) {
+        while let Some(pos) = folded[from..].find(needle.as_str()) {
             let start = from + pos;
             let end = start + needle.len();
             if !markers.iter().any(|&(a, b)| a <= start && end <= b) {
@@ -302,6 +354,60 @@ mod tests {
         for (text, secrets, want) in cases {
             assert_eq!(redact(text, secrets), *want, "redact({text:?})");
         }
+    }
+
+    /// The encodings a hostile server might hand back instead of the raw value.
+    #[test]
+    fn encoded_forms_are_redacted() {
+        let secret = "ghp_ab/cd+ef\"gh";
+        let set = [s("gh", secret)];
+        let b64 = |prefix: &str| {
+            // standard base64 of prefix + secret + suffix, by hand-free reference: the
+            // encoder above checked against known vectors in `base64_vectors`.
+            let mut bytes = prefix.as_bytes().to_vec();
+            bytes.extend_from_slice(secret.as_bytes());
+            bytes.extend_from_slice(b"--tail--");
+            encode(&bytes)
+        };
+        let json_slash = serde_json::Value::String(secret.into())
+            .to_string()
+            .replace('/', "\\/");
+        let unicode: String = secret.encode_utf16().map(|u| format!("\\u{u:04X}")).collect();
+        let cases = [
+            secret.to_uppercase(),
+            json_slash,
+            unicode,
+            "ghp_ab%2Fcd%2Bef%22gh".to_string(),
+            "GHP_AB%2fCD%2bEF%22GH".to_string(),
+            b64(""),
+            b64("x"),
+            b64("xy"),
+            b64("xy").replace('+', "-").replace('/', "_"),
+        ];
+        for text in cases {
+            let out = redact(&format!("before {text} after"), &set);
+            assert!(out.contains("[REDACTED:gh]"), "{text} -> {out}");
+        }
+        assert_eq!(redact("nothing here at all", &set), "nothing here at all");
+    }
+
+    /// Standard base64 of a whole text (for the test above).
+    fn encode(bytes: &[u8]) -> String {
+        let mut out = base64_forms(bytes).swap_remove(1);
+        let rest = bytes.len() % 3;
+        if rest > 0 {
+            // the tail is not needed by the tests: pad with a marker the secret lacks
+            out.push_str(&"=".repeat(3 - rest));
+        }
+        out
+    }
+
+    #[test]
+    fn base64_vectors() {
+        assert_eq!(base64_forms(b"foobar")[1], "Zm9vYmFy");
+        assert_eq!(base64_forms(b"Man")[1], "TWFu");
+        // "Zm9vTWFu" is base64 of "fooMan": "Man" at alignment 0 is its second group.
+        assert!("Zm9vTWFu".contains(&base64_forms(b"Man")[1]));
     }
 
     #[test]

@@ -790,3 +790,35 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
         }
     ));
 }
+
+/// tai's own secrets reach a server only through its `env`: never its argv, URL or cwd
+/// (a hostile pasted config approved with --auto would otherwise send them anywhere).
+#[test]
+fn own_secrets_only_through_env() {
+    use tai::config::normalize::normalize;
+    use tai::mcp::intake;
+    let dir = TempDir::new("own-secrets");
+    let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let env = |k: &str| k.starts_with("TAI_").then(|| "a-long-secret-value".to_string());
+    let refused = [
+        r#"{"command": "srv", "args": ["${TAI_VAULT_PASSPHRASE}"]}"#,
+        r#"{"command": "srv", "args": ["--key=${env:TAI_API_KEY}"]}"#,
+        r#"{"url": "http://127.0.0.1:9/${TAI_MCP_KEY}"}"#,
+        r#"{"url": "http://127.0.0.1:9/?t=${GITHUB_TOKEN}"}"#,
+        r#"{"url": "http://127.0.0.1:9/", "headers": {"X": "${TAI_API_KEY:-x}"}}"#,
+    ];
+    for json in refused {
+        let entry = normalize(json, false).unwrap().entries.remove(0);
+        let err = intake::resolve(&entry, &store, &env).unwrap_err();
+        assert!(err.contains("one of tai's own secrets"), "{json}: {err}");
+    }
+    let allowed = [
+        r#"{"command": "srv", "env": {"KEY": "${TAI_API_KEY}"}}"#,
+        r#"{"url": "http://127.0.0.1:9/", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}"#,
+    ];
+    let env = |k: &str| Some(format!("value-of-{k}"));
+    for json in allowed {
+        let entry = normalize(json, false).unwrap().entries.remove(0);
+        assert!(intake::resolve(&entry, &store, &env).is_ok(), "{json}");
+    }
+}
