@@ -35,3 +35,17 @@ pub fn read_hidden(prompt: &str) -> std::io::Result<String> {
     restored?;
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
+
+/// Show `prompt` on the terminal and read one line with echo on.
+pub fn read_line(prompt: &str) -> std::io::Result<String> {
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")?;
+    let mut out = &tty;
+    out.write_all(prompt.as_bytes())?;
+    out.flush()?;
+    let mut line = String::new();
+    BufReader::new(&tty).read_line(&mut line)?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}

@@ -210,7 +210,11 @@ impl Bridge {
         }
         let (entry, resolved) = dispatch::prepare(store, server, None, approver, env)?;
         let client =
-            McpClient::connect(&resolved.spec, entry.protocol, self.timeouts).map_err(|e| {
+            McpClient::connect(
+                &resolved.spec,
+                entry.protocol,
+                entry.options.timeouts(self.timeouts),
+            ).map_err(|e| {
                 store
                     .redact(&e.to_string())
                     .unwrap_or_else(|_| "the server could not be started".into())

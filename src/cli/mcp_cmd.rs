@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::args::{McpCmd, ProbeArgs};
 use super::render::{out, table};
-use super::{Context, Failure, Result};
+use super::{Context, Failure, Result, import_cmd};
 use crate::approval::{Approver, TerminalApprover};
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
@@ -40,12 +40,22 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                     return Err(Failure("--pick chooses among a GitHub URL's candidates; this source is not a GitHub URL".into()));
                 }
                 None => {
-                    let text = read_source(source)?;
+                    let (text, _) = import_cmd::read_source(source)?;
                     ctx.unlock()?;
-                    intake::paste(&ctx.store, &text).map_err(Failure)?
+                    let mut paste = intake::paste(&ctx.store, &text).map_err(Failure)?;
+                    let here = std::env::current_dir()?;
+                    let exists = |p: &std::path::Path| p.exists();
+                    let workspace =
+                        crate::config::project::repo_root(&here, &exists).unwrap_or(here);
+                    let vars = import_cmd::editor_vars(&workspace);
+                    paste.normalized.entries.iter_mut().for_each(|e| vars.apply_entry(e));
+                    import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
+                    paste
                 }
             };
-            add_paste(&mut ctx, paste, name.as_deref(), *replace, *json, true)
+            let mut summary = Summary::default();
+            add_paste(&mut ctx, paste, name.as_deref(), *replace, *json, true, &mut summary)?;
+            summary.finish(*json, true)
         }
         McpCmd::Resolve { url, pick, json } => {
             let ctx = load()?;
@@ -72,12 +82,34 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             replace,
             json,
         } => {
-            let text =
-                std::fs::read_to_string(file).map_err(|e| Failure(format!("{file}: {e}")))?;
+            let origins = import_cmd::origins(file)?;
             let mut ctx = load()?;
             ctx.unlock()?;
-            let paste = intake::paste(&ctx.store, &text).map_err(Failure)?;
-            add_paste(&mut ctx, paste, None, *replace, *json, false)
+            let mut summary = Summary::default();
+            for o in origins {
+                if !json {
+                    eprintln!("tai: reading {}", o.label);
+                }
+                let mut paste = match crate::config::normalize::normalize(&o.text, cfg!(windows)) {
+                    Ok(n) => intake::Paste {
+                        source: n.source.as_ref().map_or_else(|| "explicit".into(), |s| s.as_str()),
+                        normalized: n,
+                        refresh: false,
+                    },
+                    Err(e) => {
+                        summary.skipped.push((o.label.clone(), e.to_string()));
+                        continue;
+                    }
+                };
+                let vars = import_cmd::editor_vars(&o.workspace);
+                for e in &mut paste.normalized.entries {
+                    vars.apply_entry(e);
+                    e.options.project = o.project.as_ref().map(|p| p.display().to_string());
+                }
+                import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
+                add_paste(&mut ctx, paste, None, *replace, *json, false, &mut summary)?;
+            }
+            summary.finish(*json, false)
         }
         McpCmd::List { json } => list(&mut load()?, *json),
         McpCmd::Enable { server } | McpCmd::Disable { server } => {
@@ -137,27 +169,6 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
     }
 }
 
-/// A SOURCE: `-` for stdin, an existing file, or the text itself.
-fn read_source(source: &str) -> Result<String> {
-    if source == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .lock()
-            .take(1 << 20)
-            .read_to_string(&mut s)?;
-        return Ok(s);
-    }
-    // A readable, non-executable file is a config; an executable is a command to run.
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::path::Path::new(source);
-    let config_file =
-        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0);
-    if !source.trim_start().starts_with('{') && config_file {
-        return std::fs::read_to_string(path).map_err(|e| Failure(format!("{source}: {e}")));
-    }
-    Ok(source.to_string())
-}
-
 /// `tai mcp resolve` for people: what runs, from where, what it needs, the evidence.
 fn resolution_text(r: &crate::resolver::Resolution, url: &str, pick: Option<usize>) -> String {
     let mut s = format!(
@@ -208,8 +219,79 @@ fn resolve_github(
     )
 }
 
-/// `add` (exactly one server, or a name picked from a multi-server paste) and `import`
-/// (every server, each reported).
+/// What `add` and `import` did, over every config they read.
+#[derive(Default)]
+struct Summary {
+    added: Vec<intake::AddReport>,
+    skipped: Vec<(String, String)>,
+    notes: Vec<String>,
+}
+
+impl Summary {
+    /// Print the summary; a failure when nothing was added or anything was skipped.
+    fn finish(self, json: bool, single: bool) -> Result {
+        let Summary {
+            added,
+            skipped,
+            notes,
+        } = self;
+        if json {
+            let v = serde_json::json!({
+                "added": added,
+                "skipped": skipped.iter().map(|(k, v)| serde_json::json!({"name": k, "why": v})).collect::<Vec<_>>(),
+                "notes": notes,
+            });
+            out(&format!("{v:#}\n"))?;
+        } else {
+            for r in &added {
+                let enabled = match &r.enabled_for {
+                    Some(p) => format!("enabled for profile {p}"),
+                    None => format!("disabled until `tai mcp enable {}`", r.name),
+                };
+                let mut s = format!(
+                    "added {} ({}, {}, {}): {} tools; {enabled}\n",
+                    r.name,
+                    r.transport,
+                    r.server,
+                    r.era,
+                    r.tools.len()
+                );
+                for (t, d) in &r.tools {
+                    let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                    s.push_str(&format!(
+                        "  {t}  {}\n",
+                        d.chars().take(80).collect::<String>()
+                    ));
+                }
+                out(&s)?;
+            }
+            for (k, why) in &skipped {
+                eprintln!("tai: skipped {k}: {why}");
+            }
+            if !single || added.len() + skipped.len() > 1 {
+                eprintln!(
+                    "tai: {} added, {} skipped",
+                    added.len(),
+                    skipped.len()
+                );
+            }
+        }
+        if added.is_empty() || !skipped.is_empty() {
+            let why: Vec<String> = skipped.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            return Err(Failure(if json {
+                why.join("; ")
+            } else if added.is_empty() {
+                "nothing was added".into()
+            } else {
+                format!("{} server(s) were skipped (see above)", skipped.len())
+            }));
+        }
+        Ok(())
+    }
+}
+
+/// Add the servers of one paste: exactly the named one (`add --name`), or each in turn,
+/// with consent each; outcomes go to `summary`.
 fn add_paste(
     ctx: &mut Context,
     paste: intake::Paste,
@@ -217,6 +299,7 @@ fn add_paste(
     replace: bool,
     json: bool,
     single: bool,
+    summary: &mut Summary,
 ) -> Result {
     let intake::Paste {
         normalized: n,
@@ -225,9 +308,20 @@ fn add_paste(
     } = paste;
     let replace = replace || refresh;
     for note in &n.notes {
-        eprintln!("tai: note: {note}");
+        if !json {
+            eprintln!("tai: note: {note}");
+        }
     }
-    let entries = intake::select(&n, name, single).map_err(Failure)?;
+    summary.notes.extend(n.notes.iter().cloned());
+    summary.skipped.extend(n.refused.iter().cloned());
+    let entries = match intake::select(&n, name, single) {
+        Ok(e) => e,
+        Err(why) if n.entries.is_empty() && !n.refused.is_empty() => {
+            let _ = why; // every entry was refused: they are in the summary already
+            return Ok(());
+        }
+        Err(why) => return Err(Failure(why)),
+    };
     ctx.unlock()?;
     let mut approver = TerminalApprover::new(ctx.config.approval);
     let opts = AddOptions {
@@ -236,58 +330,14 @@ fn add_paste(
         timeouts: Timeouts::default(),
         env: &process_env,
     };
-    let mut reports = Vec::new();
-    let mut failures: Vec<(String, String)> = n.refused.clone();
     for e in &entries {
         if !json {
             eprintln!("tai: checking {} ...", e.name);
         }
         match intake::add(&mut ctx.store, e, &source, &opts, &mut approver) {
-            Ok(r) => reports.push(r),
-            Err(why) => failures.push((e.name.clone(), why)),
+            Ok(r) => summary.added.push(r),
+            Err(why) => summary.skipped.push((e.name.clone(), why)),
         }
-    }
-    if json {
-        let v = serde_json::json!({
-            "added": reports,
-            "skipped": failures.iter().map(|(k, v)| serde_json::json!({"name": k, "why": v})).collect::<Vec<_>>(),
-            "notes": n.notes,
-        });
-        out(&format!("{v:#}\n"))?;
-    } else {
-        for r in &reports {
-            let enabled = match &r.enabled_for {
-                Some(p) => format!("enabled for profile {p}"),
-                None => format!("disabled until `tai mcp enable {}`", r.name),
-            };
-            let mut s = format!(
-                "added {} ({}, {}, {}): {} tools; {enabled}\n",
-                r.name,
-                r.transport,
-                r.server,
-                r.era,
-                r.tools.len()
-            );
-            for (t, d) in &r.tools {
-                let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
-                s.push_str(&format!(
-                    "  {t}  {}\n",
-                    d.chars().take(80).collect::<String>()
-                ));
-            }
-            out(&s)?;
-        }
-        for (k, why) in &failures {
-            eprintln!("tai: skipped {k}: {why}");
-        }
-    }
-    if reports.is_empty() || (single && !failures.is_empty()) {
-        let why: Vec<String> = failures.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        return Err(Failure(if json {
-            why.join("; ")
-        } else {
-            "nothing was added".into()
-        }));
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 mod agent_cmd;
 pub mod args;
 mod help;
+mod import_cmd;
 mod mcp_cmd;
 mod profile_cmd;
 mod render;

@@ -96,7 +96,11 @@ pub fn call(
             .unwrap_or_else(|| format!("{what}: not approved")));
     }
     let t0 = Instant::now();
-    let result = McpClient::connect(&resolved.spec, entry.protocol, timeouts).and_then(|mut c| {
+    let result = McpClient::connect(
+        &resolved.spec,
+        entry.protocol,
+        entry.options.timeouts(timeouts),
+    ).and_then(|mut c| {
         let r = c.call_tool(tool, arguments);
         c.close();
         r

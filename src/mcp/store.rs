@@ -53,6 +53,11 @@ fn protocol_key(name: &str) -> String {
     format!("mcp.protocol.{name}")
 }
 
+/// The entry's `ServerOptions` (timeouts, envFile, project) as JSON.
+fn options_key(name: &str) -> String {
+    format!("mcp.options.{name}")
+}
+
 pub fn consent_key(name: &str) -> String {
     format!("mcp.consent.{name}")
 }
@@ -171,6 +176,16 @@ pub fn save(
         )
         .map_err(sql("storing a server"))?;
     }
+    let options = serde_json::to_string(&entry.options).unwrap_or_default();
+    if entry.options.is_default() {
+        tx.execute("DELETE FROM meta WHERE key = ?1", [options_key(name)])
+    } else {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+            params![options_key(name), options],
+        )
+    }
+    .map_err(sql("storing a server"))?;
     if let Some((profile, on)) = enable {
         tx.execute(
             "INSERT OR REPLACE INTO mcp_server_profiles(server, profile, enabled) VALUES (?1, ?2, ?3)",
@@ -196,8 +211,8 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
         )));
     }
     tx.execute(
-        "DELETE FROM meta WHERE key IN (?1, ?2)",
-        params![protocol_key(name), consent_key(name)],
+        "DELETE FROM meta WHERE key IN (?1, ?2, ?3)",
+        params![protocol_key(name), consent_key(name), options_key(name)],
     )
     .map_err(sql("removing a server"))?;
     // Reviews kept for drifted tools (`mcp.approved.NAME.TOOL`); compared as a prefix, not
@@ -245,6 +260,7 @@ fn read_entry(
         allow: allow.and_then(|j| serde_json::from_str(&j).ok()),
         deny: list(r.get(9)?),
         enabled: None,
+        options: Default::default(),
     };
     Ok((name, entry, r.get(6)?, r.get(10)?, r.get(11)?, r.get(12)?))
 }
@@ -301,6 +317,10 @@ fn finish(
         .meta_text(&protocol_key(&name))?
         .as_deref()
         .and_then(EraChoice::parse)
+        .unwrap_or_default();
+    entry.options = store
+        .meta_text(&options_key(&name))?
+        .and_then(|j| serde_json::from_str(&j).ok())
         .unwrap_or_default();
     Ok(ServerRow {
         entry,

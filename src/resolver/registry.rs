@@ -566,6 +566,7 @@ fn entry(name: &str, leg: Leg) -> Entry {
         allow: None,
         deny: Vec::new(),
         enabled: None,
+        options: Default::default(),
     }
 }
 

@@ -20,6 +20,7 @@ fn candidate(name: &str, leg: Leg, origin: String) -> Candidate {
             allow: None,
             deny: Vec::new(),
             enabled: None,
+            options: Default::default(),
         },
         origin,
         needs: Vec::new(),

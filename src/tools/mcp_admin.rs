@@ -71,6 +71,14 @@ impl NativeTool for McpAdd {
             Ok(e) => e,
             Err(e) => return ToolOutput::error(e),
         };
+        if entries.len() > 1 {
+            let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            return ToolOutput::error(format!(
+                "the config holds {} servers ({}); add one at a time by passing its name",
+                entries.len(),
+                names.join(", ")
+            ));
+        }
         let profile = profile_arg(ctx, args);
         let opts = intake::AddOptions {
             profile: &profile,

@@ -4,6 +4,7 @@ mod agent;
 mod agent_tools;
 mod bridge;
 mod cli;
+mod habits;
 mod docs_contract;
 mod intake;
 mod interop;
