@@ -134,6 +134,12 @@ pub enum ProfileCmd {
     Remove {
         name: String,
     },
+    /// `tai profile set NAME KEY VALUE` (an empty VALUE clears the setting).
+    Set {
+        name: String,
+        key: String,
+        value: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -381,7 +387,7 @@ impl Parser {
     }
 
     fn profile(&mut self) -> Result<Command> {
-        let sub = match self.positional("a subcommand: list, add, use or remove", "profile")? {
+        let sub = match self.positional("a subcommand: list, add, set, use or remove", "profile")? {
             Ok(s) => s,
             Err(t) => return Ok(Command::Help(t)),
         };
@@ -417,6 +423,26 @@ impl Parser {
                     base_url,
                     api_key_secret,
                 }
+            }
+            "set" => {
+                let mut words = Vec::new();
+                for what in ["a profile NAME", "a KEY (model, base_url, api_key_secret)", "a VALUE"] {
+                    match self.positional(what, "profile")? {
+                        Ok(w) => words.push(w),
+                        Err(t) => return Ok(Command::Help(t)),
+                    }
+                }
+                let value = words.pop().unwrap_or_default();
+                let key = words.pop().unwrap_or_default().replace('-', "_");
+                let name = words.pop().unwrap_or_default();
+                crate::vault::check_name("profile", &name)
+                    .map_err(|e| UsageError(e.to_string()))?;
+                if !matches!(key.as_str(), "model" | "base_url" | "api_key_secret") {
+                    return Err(UsageError(format!(
+                        "a profile has no setting '{key}' (model, base_url, api_key_secret)"
+                    )));
+                }
+                return self.done(Command::Profile(ProfileCmd::Set { name, key, value }));
             }
             "use" | "remove" | "rm" => {
                 let Ok(name) = self.positional("a profile NAME", "profile")? else {

@@ -168,6 +168,19 @@ impl Context {
             current.as_deref(),
             |name| rows.iter().find(|r| r.name == name).cloned(),
         );
+        // An unknown profile is an error everywhere (it would enable servers for a phantom),
+        // except in `tai profile`, where it is made or repaired.
+        let known = config.profile == config::DEFAULT_PROFILE
+            || rows.iter().any(|r| r.name == config.profile)
+            || file
+                .as_ref()
+                .is_some_and(|f| f.profiles.contains_key(&config.profile));
+        if !known && !matches!(raw.command, Command::Profile(_)) {
+            return Err(Failure(format!(
+                "no profile named {:?}: create it with `tai profile add {}` (see `tai profile list`)",
+                config.profile, config.profile
+            )));
+        }
         Ok(Context {
             config,
             store,

@@ -204,8 +204,10 @@ pub fn resolve(
         .or_else(|| stored_current.map(str::to_string))
         .or_else(|| f.profile.clone())
         .unwrap_or_else(|| DEFAULT_PROFILE.to_string());
+    // A profile lives in one place: the config file's [profiles.NAME] when the file
+    // defines it, else the vault's row (`tai profile add`/`set`); never a mix of both.
     let file_p = f.profiles.get(&profile);
-    let row = stored_profile(&profile);
+    let row = stored_profile(&profile).filter(|_| file_p.is_none());
     let pick = |env_name: &str,
                 fp: Option<&Option<String>>,
                 row: Option<&Option<String>>,

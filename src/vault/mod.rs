@@ -698,6 +698,35 @@ impl Store {
         Ok(())
     }
 
+    /// Set one setting of a stored profile (`model`, `base_url`, `api_key_secret`); `None`
+    /// clears it. The profile row is created when missing (`default` has none until set).
+    pub fn profile_set(&self, name: &str, key: &str, value: Option<&str>) -> Result<()> {
+        check_name("profile", name)?;
+        let column = match key {
+            "model" => "model",
+            "base_url" => "base_url",
+            "api_key_secret" => "api_key_secret",
+            other => {
+                return Err(Error::Invalid(format!(
+                    "a profile has no setting {other:?} (model, base_url, api_key_secret)"
+                )));
+            }
+        };
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO profiles(name, created) VALUES (?1, ?2)",
+                params![name, now_ms()],
+            )
+            .map_err(sql("setting a profile"))?;
+        self.conn
+            .execute(
+                &format!("UPDATE profiles SET {column} = ?1 WHERE name = ?2"),
+                params![value, name],
+            )
+            .map_err(sql("setting a profile"))?;
+        Ok(())
+    }
+
     /// Remove a profile and its server enablements in one transaction.
     pub fn profile_remove(&mut self, name: &str) -> Result<()> {
         let tx = self.conn.transaction().map_err(sql("removing a profile"))?;

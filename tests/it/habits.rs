@@ -365,3 +365,78 @@ fn a_server_that_needs_25_s_to_start_succeeds_with_startup_timeout_sec_40() {
     assert!(t0.elapsed() >= std::time::Duration::from_secs(25));
     assert!(run.stdout.contains("added slow"), "{run:?}");
 }
+
+#[test]
+fn profiles_set_inherit_and_unknown_names_are_errors() {
+    let mut t = Tai::new("profiles-set");
+    t.write_config(
+        "base_url = \"http://top:1/v1\"\nmodel = \"top-model\"\napi_key_secret = \"top-key\"\n\n[profiles.filed]\nmodel = \"file-model\"\n",
+    );
+    let status = |t: &Tai, args: &[&str]| -> Value {
+        let mut a = args.to_vec();
+        a.extend(["status", "--json"]);
+        serde_json::from_str(t.run(&a).ok()).unwrap()
+    };
+    t.run(&["profile", "add", "work", "--model", "m1"]).ok();
+    // a profile inherits every top-level setting it does not set
+    let v = status(&t, &["--profile", "work"]);
+    assert_eq!(
+        (
+            v["config"]["model"].as_str(),
+            v["config"]["base_url"].as_str(),
+            v["config"]["api_key"]["name"].as_str()
+        ),
+        (Some("m1"), Some("http://top:1/v1"), Some("top-key"))
+    );
+    // set changes it later; an empty value clears it (the top level applies again)
+    t.run(&["profile", "set", "work", "base_url", "http://gpu:2/v1"])
+        .ok();
+    t.run(&["profile", "set", "work", "model", "m2"]).ok();
+    let v = status(&t, &["--profile", "work"]);
+    assert_eq!(
+        (v["config"]["model"].as_str(), v["config"]["base_url"].as_str()),
+        (Some("m2"), Some("http://gpu:2/v1"))
+    );
+    t.run(&["profile", "set", "work", "model", ""]).ok();
+    assert_eq!(
+        status(&t, &["--profile", "work"])["config"]["model"].as_str(),
+        Some("top-model")
+    );
+    // a file profile is edited in the file: one place per profile
+    let err = t
+        .run(&["profile", "set", "filed", "model", "x"])
+        .fails(1)
+        .to_string();
+    assert!(err.contains("edit it there"), "{err}");
+    let err = t
+        .run(&["profile", "set", "work", "colour", "x"])
+        .fails(2)
+        .to_string();
+    assert!(err.contains("no setting 'colour'"), "{err}");
+    let err = t
+        .run(&["profile", "set", "ghost", "model", "x"])
+        .fails(1)
+        .to_string();
+    assert!(err.contains("no profile named \"ghost\""), "{err}");
+    // an unknown profile is an error everywhere, and enables nothing
+    for args in [
+        &["--profile", "nope", "status"][..],
+        &["--profile", "nope", "mcp", "enable", "x"],
+        &["--profile", "nope", "mcp", "list"],
+        &["--profile", "nope", "-p", "hi"],
+    ] {
+        let err = t.run(args).fails(1).to_string();
+        assert!(
+            err.contains("no profile named \"nope\"") && err.contains("tai profile add nope"),
+            "{args:?}: {err}"
+        );
+    }
+    t.env("TAI_PROFILE", "nope2");
+    let err = t.run(&["mcp", "list"]).fails(1).to_string();
+    assert!(err.contains("no profile named \"nope2\""), "{err}");
+    let rows: i64 = t
+        .raw_db()
+        .query_row("SELECT count(*) FROM mcp_server_profiles", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0);
+}

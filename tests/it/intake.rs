@@ -54,6 +54,7 @@ fn add_enable_call_remove_leaves_no_rows() {
     let list = json(&t.run(&["mcp", "list", "--json"]));
     assert_eq!(list[0]["enabledProfiles"], serde_json::json!([]));
     t.run(&["mcp", "enable", "stub"]).ok();
+    t.run(&["profile", "add", "work"]).ok();
     t.run(&["--profile", "work", "mcp", "disable", "stub"]).ok();
     let list = json(&t.run(&["mcp", "list", "--json"]));
     assert_eq!(list[0]["enabledProfiles"], serde_json::json!(["default"]));
@@ -320,6 +321,7 @@ fn codex_toml_enables_the_registering_profile_and_filters_tools() {
         "[mcp_servers.codexstub]\ncommand = \"{}\"\nargs = [\"--era\", \"legacy\"]\nenabled = true\nenabled_tools = [\"echo\"]\nstartup_timeout_sec = 5\n",
         stub_stdio()
     );
+    t.run(&["profile", "add", "work"]).ok();
     let run = t.run(&["--yolo", "--profile", "work", "mcp", "add", &toml]);
     assert!(run.ok().contains("enabled for profile work"), "{run:?}");
     let list = json(&t.run(&["mcp", "list", "--json"]));
