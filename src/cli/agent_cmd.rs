@@ -118,7 +118,13 @@ fn one_turn(
             .read_to_string(&mut s)?;
         s
     } else {
-        prompt.to_string()
+        // text piped in joins the prompt as a fenced block (capped, with a note when cut)
+        let (data, total) = super::piped::read_stdin(super::piped::PIPED_MAX, super::piped::PIPED_WAIT)?;
+        let (prompt, note) = super::piped::append(prompt, &data, total, super::piped::PIPED_MAX);
+        if let Some(n) = note {
+            eprintln!("tai: note: {n}");
+        }
+        prompt
     };
     let mut ui = TerminalUi { color, quiet: json };
     let mut approver = TerminalApprover::new(ctx.config.approval);

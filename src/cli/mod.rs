@@ -7,6 +7,7 @@ pub mod args;
 mod help;
 mod import_cmd;
 mod mcp_cmd;
+mod piped;
 mod profile_cmd;
 mod render;
 mod vault_cmd;

@@ -440,3 +440,35 @@ fn profiles_set_inherit_and_unknown_names_are_errors() {
         .unwrap();
     assert_eq!(rows, 0);
 }
+
+#[test]
+fn piped_stdin_joins_the_prompt_as_a_fenced_block_capped() {
+    let dir = TempDir::new("piped");
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        serde_json::json!([{"text": "a summary"}, {"text": "another"}, {"text": "third"}]),
+    );
+    let mut t = Tai::new("piped-run");
+    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    let run = t.run_stdin(&["-p", "summarize"], "line one\nline two\n");
+    assert_eq!(run.ok(), "a summary\n");
+    let user = |n: usize| model.requests()[n]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(user(0), "summarize\n\n```text\nline one\nline two\n```\n");
+    // over the cap: cut on a character boundary, with a note to the model and on stderr
+    let big = "é".repeat(100 * 1024); // 200 KB
+    let run = t.run_stdin(&["-p", "summarize"], &big);
+    assert!(
+        run.stderr.contains("the piped input was cut to its first 128 KB (204800 bytes arrived)"),
+        "{}",
+        run.stderr
+    );
+    let sent = user(1);
+    assert!(sent.len() < 132 * 1024 && sent.len() > 127 * 1024, "{}", sent.len());
+    assert!(sent.contains("(the piped input was cut"), "the model is told too");
+    // nothing piped (stdin is /dev/null): the prompt alone
+    t.run(&["-p", "plain"]).ok();
+    assert_eq!(user(2), "plain");
+}
