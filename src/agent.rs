@@ -304,7 +304,16 @@ impl<'a> Agent<'a> {
         }
         let safe = def.safe
             || (def.name == "shell" && tools::shell::is_safe(tools::arg_str(&args, "command")));
-        if !safe {
+        // Lasting trust (`tai mcp trust`), keyed on the pin: a redefinition drops it.
+        let trusted = self
+            .bridge
+            .as_ref()
+            .and_then(|b| b.find(&def.name))
+            .is_some_and(|t| crate::mcp::trust::is_trusted(ctx.store, &t.server, &t.tool, &t.pin));
+        if trusted {
+            ui.note(&format!("trusted: {} (`tai mcp untrust` to ask again)", def.name));
+        }
+        if !safe && !trusted {
             let bridged = self.bridge.as_ref().and_then(|b| b.find(&def.name));
             let what = match (def.name.as_str(), bridged) {
                 // The pin is part of the question, so "always" never covers a redefinition.
@@ -320,7 +329,20 @@ impl<'a> Agent<'a> {
                 .store
                 .redact(&detail)
                 .unwrap_or_else(|_| "(arguments withheld)".into());
-            let decision = ctx.approver.approve(&what, &detail);
+            let remember = bridged.map(|t| (t.server.clone(), t.tool.clone()));
+            let decision = match &remember {
+                Some((server, tool)) => match ctx.approver.approve_or_remember(&what, &detail) {
+                    Ok((true, true)) => {
+                        match crate::mcp::trust::trust(ctx.store, server, tool) {
+                            Ok(_) => ui.note(&format!("remembered: {server}/{tool} is trusted")),
+                            Err(e) => ui.note(&format!("not remembered: {e}")),
+                        }
+                        Ok(true)
+                    }
+                    other => other.map(|(ok, _)| ok),
+                },
+                None => ctx.approver.approve(&what, &detail),
+            };
             if decision != Ok(true) {
                 let out = ToolOutput::error(format!("the user did not approve: {what}"));
                 // With no terminal the reason says which flag to use.

@@ -10,6 +10,12 @@ pub trait Approver {
     /// `what` is one line naming the action; `detail` is shown before the question.
     fn approve(&mut self, what: &str, detail: &str) -> Result<bool, String>;
 
+    /// Like `approve`, for an MCP tool call a person may also trust lastingly: `Ok((true,
+    /// true))` when they answered "always (remember)" (`tai mcp trust`, kept in the vault).
+    fn approve_or_remember(&mut self, what: &str, detail: &str) -> Result<(bool, bool), String> {
+        self.approve(what, detail).map(|ok| (ok, false))
+    }
+
     /// Ask the person a free-form question (`ask_user`); an error when nobody can answer.
     fn ask(&mut self, _question: &str) -> Result<String, String> {
         Err("there is no user to ask here; decide with what you have, or say what you need".into())
@@ -39,40 +45,62 @@ fn always_key(what: &str) -> &str {
 
 impl Approver for TerminalApprover {
     fn approve(&mut self, what: &str, detail: &str) -> Result<bool, String> {
+        self.decide(what, detail, false).map(|(ok, _)| ok)
+    }
+
+    fn approve_or_remember(&mut self, what: &str, detail: &str) -> Result<(bool, bool), String> {
+        self.decide(what, detail, true)
+    }
+
+    fn ask(&mut self, question: &str) -> Result<String, String> {
+        self.ask_line(question)
+    }
+}
+
+impl TerminalApprover {
+    /// The question on the terminal; `remember` offers "always (remember)" too.
+    fn decide(&mut self, what: &str, detail: &str, remember: bool) -> Result<(bool, bool), String> {
+        let ok = |b: bool| Ok((b, false));
         match self.mode {
-            Approval::Yolo => Ok(true),
+            Approval::Yolo => ok(true),
             Approval::Auto => {
                 eprintln!("tai: --auto approved: {what}");
-                Ok(true)
+                ok(true)
             }
-            Approval::Ask if self.always.contains(always_key(what)) => Ok(true),
+            Approval::Ask if self.always.contains(always_key(what)) => ok(true),
             Approval::Ask => {
                 let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|_| {
                     format!("{what}: needs approval, and there is no terminal to ask on; rerun with --auto (approve, with a line) or --yolo")
                 })?;
                 let mut out = &tty;
-                let _ = write!(
-                    out,
-                    "\n{detail}\n{what}? [y]es / [N]o / [a]lways this session: "
-                );
+                let choices = if remember {
+                    "[y]es / [N]o / [a]lways this session / [r]emember: always (remember)"
+                } else {
+                    "[y]es / [N]o / [a]lways this session"
+                };
+                let _ = write!(out, "\n{detail}\n{what}? {choices}: ");
                 let _ = out.flush();
                 let mut line = String::new();
                 BufReader::new(&tty)
                     .read_line(&mut line)
                     .map_err(|e| e.to_string())?;
                 match line.trim().to_ascii_lowercase().as_str() {
-                    "y" | "yes" => Ok(true),
+                    "y" | "yes" => ok(true),
                     "a" | "always" => {
                         self.always.insert(always_key(what).to_string());
-                        Ok(true)
+                        ok(true)
                     }
-                    _ => Ok(false),
+                    "r" | "remember" if remember => {
+                        self.always.insert(always_key(what).to_string());
+                        Ok((true, true))
+                    }
+                    _ => ok(false),
                 }
             }
         }
     }
 
-    fn ask(&mut self, question: &str) -> Result<String, String> {
+    fn ask_line(&mut self, question: &str) -> Result<String, String> {
         let tty = std::fs::OpenOptions::new()
             .read(true)
             .write(true)

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::args::{McpCmd, ProbeArgs};
 use super::render::{out, table};
-use super::{Context, Failure, Result, import_cmd};
+use super::{Context, Failure, Result, import_cmd, server_view};
 use crate::approval::{Approver, TerminalApprover};
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
@@ -19,7 +19,7 @@ use crate::mcp::store;
 use crate::resolver::Target;
 use crate::vault::audit::Event;
 
-pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
+pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>) -> Result {
     match cmd {
         McpCmd::Probe(a) => probe(a),
         McpCmd::Add {
@@ -28,6 +28,9 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             replace,
             json,
             pick,
+            explicit,
+            connect_timeout,
+            call_timeout,
         } => {
             let mut ctx = load()?;
             let paste = match Target::parse(source) {
@@ -50,12 +53,21 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                     let vars = import_cmd::editor_vars(&workspace);
                     paste.normalized.entries.iter_mut().for_each(|e| vars.apply_entry(e));
                     import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
+                    if *explicit {
+                        paste.source = "explicit".into();
+                    }
                     paste
                 }
             };
+            let mut paste = paste;
+            let ms = |s: &Option<f64>| s.map(|s| (s * 1000.0).round() as u64);
+            for e in &mut paste.normalized.entries {
+                e.options.connect_timeout_ms = ms(connect_timeout).or(e.options.connect_timeout_ms);
+                e.options.call_timeout_ms = ms(call_timeout).or(e.options.call_timeout_ms);
+            }
             let mut summary = Summary::default();
             add_paste(&mut ctx, paste, name.as_deref(), *replace, *json, true, &mut summary)?;
-            summary.finish(*json, true)
+            summary.finish(&ctx, *json, true)
         }
         McpCmd::Resolve { url, pick, json } => {
             let ctx = load()?;
@@ -68,7 +80,7 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                 Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
                 Ok(r) => Ok(out(&resolution_text(&r, url, *pick))?),
                 Err(f) if *json => {
-                    out(&format!("{:#}\n", json!(f)))?;
+                    super::render::out_json(&json!(f))?;
                     Err(Failure(format!(
                         "could not resolve {} to one server",
                         target.display()
@@ -109,9 +121,63 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                 import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
                 add_paste(&mut ctx, paste, None, *replace, *json, false, &mut summary)?;
             }
-            summary.finish(*json, false)
+            summary.finish(&ctx, *json, false)
         }
-        McpCmd::List { json } => list(&mut load()?, *json),
+        McpCmd::List { json, check } => list(&mut load()?, *json, *check),
+        McpCmd::Get { server, json } => {
+            let mut ctx = load()?;
+            ctx.unlock()?;
+            let row = store::load(&ctx.store, server)?.ok_or_else(|| {
+                Failure(format!("no MCP server named {server:?} (see `tai mcp list`)"))
+            })?;
+            let v = server_view::server_json(&ctx.store, &row)?;
+            if *json {
+                Ok(super::render::out_json(&v)?)
+            } else {
+                Ok(out(&server_view::get_text(&v))?)
+            }
+        }
+        McpCmd::Export { servers, format } => {
+            let mut ctx = load()?;
+            ctx.unlock()?;
+            let mut rows = Vec::new();
+            if servers.is_empty() {
+                rows = store::list(&ctx.store)?;
+            }
+            for s in servers {
+                rows.push(store::load(&ctx.store, s)?.ok_or_else(|| {
+                    Failure(format!("no MCP server named {s:?} (see `tai mcp list`)"))
+                })?);
+            }
+            let (text, notes) = server_view::export(&rows, format);
+            for n in notes {
+                eprintln!("tai: note: {n} (set it in the other tool, or export the variable)");
+            }
+            Ok(out(&text)?)
+        }
+        McpCmd::Trust { server, tool } => {
+            let mut ctx = load()?;
+            let names = crate::mcp::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
+            for n in &names {
+                ctx.store.audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
+            }
+            if json_out {
+                return Ok(super::render::out_json(&json!({"server": server, "trusted": names}))?);
+            }
+            Ok(out(&format!(
+                "trusted {server}: {} (calls go without asking while each stays as it is now; `tai mcp untrust {server} {tool}` undoes it)\n",
+                names.join(", ")
+            ))?)
+        }
+        McpCmd::Untrust { server, tool } => {
+            let mut ctx = load()?;
+            let n = crate::mcp::trust::untrust(&ctx.store, server, tool)?;
+            ctx.store.audit(Event::new("mcp-trust", &format!("{server}/{tool}"), "untrusted"))?;
+            if json_out {
+                return Ok(super::render::out_json(&json!({"server": server, "untrusted": n}))?);
+            }
+            Ok(out(&format!("{server}/{tool}: {n} trust(s) removed\n"))?)
+        }
         McpCmd::Enable { server } | McpCmd::Disable { server } => {
             let ctx = load()?;
             let on = matches!(cmd, McpCmd::Enable { .. });
@@ -126,6 +192,9 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                 )
             })?;
             let verb = if on { "enabled" } else { "disabled" };
+            if json_out {
+                return Ok(super::render::out_json(&json!({"server": server, "profile": ctx.config.profile, "enabled": on}))?);
+            }
             Ok(out(&format!(
                 "{server}: {verb} for profile {}\n",
                 ctx.config.profile
@@ -150,12 +219,18 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             store::remove(&mut ctx.store, server)?;
             ctx.store
                 .audit(Event::new("mcp-remove", server, "removed"))?;
+            if json_out {
+                return Ok(super::render::out_json(&json!({"server": server, "removed": true}))?);
+            }
             Ok(out(&format!("removed {server}\n"))?)
         }
         McpCmd::Tools { server, json } => tools(&mut load()?, server.as_deref(), *json),
         McpCmd::Approve { server, tool } => {
             let mut ctx = load()?;
             let report = crate::bridge::approve(&mut ctx.store, server, tool).map_err(Failure)?;
+            if json_out {
+                return Ok(super::render::out_json(&json!({"server": server, "tool": tool, "approved": true}))?);
+            }
             Ok(out(&format!(
                 "{report}approved {server}/{tool}: it is offered again\n"
             ))?)
@@ -229,19 +304,25 @@ struct Summary {
 
 impl Summary {
     /// Print the summary; a failure when nothing was added or anything was skipped.
-    fn finish(self, json: bool, single: bool) -> Result {
+    fn finish(self, ctx: &Context, json: bool, single: bool) -> Result {
         let Summary {
             added,
             skipped,
             notes,
         } = self;
         if json {
+            let mut servers = Vec::new();
+            for r in &added {
+                if let Some(row) = store::load(&ctx.store, &r.name)? {
+                    servers.push(server_view::server_json(&ctx.store, &row)?);
+                }
+            }
             let v = serde_json::json!({
-                "added": added,
+                "added": servers,
                 "skipped": skipped.iter().map(|(k, v)| serde_json::json!({"name": k, "why": v})).collect::<Vec<_>>(),
                 "notes": notes,
             });
-            out(&format!("{v:#}\n"))?;
+            super::render::out_json(&v)?;
         } else {
             for r in &added {
                 let enabled = match &r.enabled_for {
@@ -342,38 +423,94 @@ fn add_paste(
     Ok(())
 }
 
-fn list(ctx: &mut Context, json: bool) -> Result {
+fn list(ctx: &mut Context, json: bool, check: bool) -> Result {
     ctx.unlock()?;
-    let items = store::summaries(&ctx.store)?;
+    let rows = store::list(&ctx.store)?;
+    let mut items = Vec::new();
+    for row in &rows {
+        let mut v = server_view::server_json(&ctx.store, row)?;
+        if check {
+            v["status"] = live_status(ctx, &row.entry.name);
+        }
+        items.push(v);
+    }
     if json {
-        return Ok(out(&format!("{:#}\n", json!(items)))?);
+        return Ok(super::render::out_json(&Value::Array(items))?);
     }
     if items.is_empty() {
         return Ok(out(
             "no MCP servers stored; add one with `tai mcp add SOURCE` (see `tai mcp --help`)\n",
         )?);
     }
-    let rows: Vec<Vec<String>> = items
+    let rows: Vec<Vec<String>> = rows
         .iter()
-        .map(|s| {
-            let on = if s.enabled_profiles.is_empty() {
-                "-".to_string()
-            } else {
-                s.enabled_profiles.join(",")
-            };
-            vec![
-                s.name.clone(),
-                s.transport.to_string(),
-                on,
-                format!("{} ({} pinned)", s.tools, s.pinned),
-                s.source.clone(),
-            ]
+        .zip(&items)
+        .map(|(row, v)| {
+            let on: Vec<&str> = v["enabledProfiles"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let tools = v["tools"].as_array().map_or(0, Vec::len);
+            let pinned = v["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| t["pinned"] == true)
+                .count();
+            let target: String = server_view::target(row).chars().take(60).collect();
+            let mut cells = vec![
+                row.entry.name.clone(),
+                v["transport"].as_str().unwrap_or("").to_string(),
+                target,
+                if on.is_empty() { "-".into() } else { on.join(",") },
+                format!("{tools} ({pinned} pinned)"),
+            ];
+            if check {
+                let s = &v["status"];
+                cells.push(if s["ok"] == true {
+                    format!("ok: {}", s["detail"].as_str().unwrap_or(""))
+                } else {
+                    format!("FAILED: {}", s["detail"].as_str().unwrap_or(""))
+                });
+            }
+            cells
         })
         .collect();
-    Ok(out(&table(
-        &["SERVER", "TRANSPORT", "ENABLED FOR", "TOOLS", "SOURCE"],
-        &rows,
-    ))?)
+    let mut header = vec!["SERVER", "TRANSPORT", "COMMAND / URL", "ENABLED FOR", "TOOLS"];
+    if check {
+        header.push("STATUS");
+    }
+    Ok(out(&table(&header, &rows))?)
+}
+
+/// `list --check`: connect, list the tools, close; `{ok, detail}` (errors redacted).
+fn live_status(ctx: &mut Context, server: &str) -> Value {
+    let mut approver = TerminalApprover::new(ctx.config.approval);
+    let result = dispatch::prepare(&mut ctx.store, server, None, &mut approver, &process_env)
+        .and_then(|(entry, resolved)| {
+            let mut c = McpClient::connect(
+                &resolved.spec,
+                entry.protocol,
+                entry.options.timeouts(Timeouts::default()),
+            )
+            .map_err(|e| e.to_string())?;
+            let tools = c.list_tools().map_err(|e| e.to_string())?;
+            let era = c.protocol_version().to_string();
+            c.close();
+            Ok(format!("{} tools, {era}", tools.len()))
+        });
+    match result {
+        Ok(detail) => json!({"ok": true, "detail": detail}),
+        Err(e) => {
+            let e = ctx
+                .store
+                .redact(&e)
+                .unwrap_or_else(|_| "(withheld: the error could not be redacted)".into());
+            json!({"ok": false, "detail": e.lines().next().unwrap_or("").to_string()})
+        }
+    }
 }
 
 fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
@@ -401,11 +538,13 @@ fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
         }
     }
     if json {
-        let v: Vec<Value> = all
-            .iter()
-            .map(|(s, t, ok)| json!({"server": s, "name": t.name, "description": t.description, "inputSchema": t.schema, "pinned": t.pinned, "allowed": ok}))
-            .collect();
-        return Ok(out(&format!("{:#}\n", Value::Array(v)))?);
+        let mut v: Vec<Value> = Vec::new();
+        for (s, t, _) in &all {
+            if let Some(row) = store::load(&ctx.store, s)? {
+                v.push(server_view::tool_json(&ctx.store, &row, t));
+            }
+        }
+        return Ok(super::render::out_json(&Value::Array(v))?);
     }
     let rows: Vec<Vec<String>> = all
         .iter()
@@ -463,7 +602,7 @@ fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: b
     .map_err(Failure)?;
     if json {
         let v = json!({"server": server, "tool": tool, "outcome": o.outcome, "isError": o.is_error, "text": o.text});
-        out(&format!("{v:#}\n"))?;
+        super::render::out_json(&v)?;
     } else if o.outcome != "protocol-error" {
         out(&format!("{}\n", o.text))?;
     }
@@ -565,7 +704,7 @@ fn probe(a: &ProbeArgs) -> Result {
                 "calls": n, "medianMs": median, "p99Ms": p99,
             })),
         });
-        out(&format!("{v:#}\n"))?;
+        super::render::out_json(&v)?;
     } else {
         out(&human(&info, era, &version, &tools, skipped))?;
         if let Some((tool, r, n, median, p99)) = &call_report {

@@ -10,6 +10,7 @@ mod mcp_cmd;
 mod piped;
 mod profile_cmd;
 mod render;
+mod server_view;
 mod vault_cmd;
 
 use std::fmt;
@@ -51,13 +52,21 @@ pub fn run() -> i32 {
     let raw = match args::parse(std::env::args_os().skip(1)) {
         Ok(raw) => raw,
         Err(e) => {
+            if std::env::args_os().any(|a| a == "--json") {
+                let _ = render::out_json(&serde_json::json!({ "error": e.0 }));
+            }
             eprintln!("tai: {}", e.0);
             return 2;
         }
     };
+    let json = raw.json;
     match execute(raw) {
         Ok(()) => 0,
         Err(e) => {
+            // `--json` answers in JSON even when it fails: {"error": …}, exit 1
+            if json && !render::json_printed() {
+                let _ = render::out_json(&serde_json::json!({ "error": e.0 }));
+            }
             eprintln!("tai: {e}");
             1
         }
@@ -72,7 +81,7 @@ fn execute(raw: RawArgs) -> Result {
         Command::Status { json } => status(&load()?, *json),
         Command::Profile(cmd) => profile_cmd::run(&mut load()?, cmd),
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
-        Command::Mcp(cmd) => mcp_cmd::run(cmd, load),
+        Command::Mcp(cmd) => mcp_cmd::run(cmd, raw.json, load),
         Command::Chat(a) => agent_cmd::run(&mut load()?, a),
         Command::ServeStdio => {
             let mut ctx = load()?;

@@ -85,7 +85,19 @@ pub fn call(
     let arg_digest = digest(args_json.as_bytes());
     let what = format!("call {subject} (arguments {arg_digest})");
     let shown = store.redact(&args_json).map_err(|e| e.to_string())?;
-    let decision = approver.approve(&what, &format!("  {shown}"));
+    // Lasting trust (`tai mcp trust`), keyed on the pin: a redefinition drops it.
+    let pin = super::trust::current_pin(store, server, tool).map_err(|e| e.to_string())?;
+    let trusted = pin
+        .as_deref()
+        .is_some_and(|p| super::trust::is_trusted(store, server, tool, p));
+    let decision = if trusted {
+        Ok(true)
+    } else {
+        match approver.approve_or_remember(&what, &format!("  {shown}")) {
+            Ok((true, true)) => super::trust::trust(store, server, tool).map(|_| true),
+            other => other.map(|(ok, _)| ok),
+        }
+    };
     if decision != Ok(true) {
         let _ = store.audit(Event {
             arg_digest: Some(arg_digest),

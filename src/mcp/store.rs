@@ -217,12 +217,13 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
     .map_err(sql("removing a server"))?;
     // Reviews kept for drifted tools (`mcp.approved.NAME.TOOL`); compared as a prefix, not
     // with LIKE, whose `_` would match other servers' names.
-    let approved = format!("mcp.approved.{name}.");
-    tx.execute(
-        "DELETE FROM meta WHERE substr(key, 1, ?1) = ?2",
-        params![approved.len() as i64, approved],
-    )
-    .map_err(sql("removing a server"))?;
+    for prefix in [format!("mcp.approved.{name}."), format!("mcp.trust.{name}.")] {
+        tx.execute(
+            "DELETE FROM meta WHERE substr(key, 1, ?1) = ?2",
+            params![prefix.len() as i64, prefix],
+        )
+        .map_err(sql("removing a server"))?;
+    }
     tx.commit().map_err(sql("removing a server"))
 }
 

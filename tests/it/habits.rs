@@ -472,3 +472,254 @@ fn piped_stdin_joins_the_prompt_as_a_fenced_block_capped() {
     t.run(&["-p", "plain"]).ok();
     assert_eq!(user(2), "plain");
 }
+
+fn get_json(t: &Tai, name: &str) -> Value {
+    serde_json::from_str(t.run(&["mcp", "get", name, "--json"]).ok()).unwrap()
+}
+
+#[test]
+fn the_common_grammar_adds_servers() {
+    let mut t = Tai::new("grammar");
+    let stub_path = stub_stdio();
+    // claude/codex/gemini `mcp add NAME -e K=V -- CMD ARGS…`
+    let run = t.run(&[
+        "--yolo", "mcp", "add", "mem", "-e", "FOO=1", "--connect-timeout", "40", "--call-timeout",
+        "5", "--", stub_path, "--era", "legacy",
+    ]);
+    assert!(run.ok().contains("added mem"), "{run:?}");
+    let v = get_json(&t, "mem");
+    assert_eq!(
+        (v["command"].as_str(), v["args"].clone(), v["env"]["FOO"].as_str()),
+        (Some(stub_path), serde_json::json!(["--era", "legacy"]), Some("****"))
+    );
+    assert_eq!(
+        (v["connectTimeoutMs"].as_u64(), v["callTimeoutMs"].as_u64(), v["source"].as_str()),
+        (Some(40_000), Some(5_000), Some("explicit"))
+    );
+    // NAME CMD ARGS… without `--` (the words after the command are its own, -y included)
+    t.run(&["--yolo", "mcp", "add", "mem2", stub_path, "--era", "modern"])
+        .ok();
+    assert_eq!(get_json(&t, "mem2")["args"], serde_json::json!(["--era", "modern"]));
+    // `-- CMD ARGS…` with no name: named after the program
+    let run = t.run(&["--yolo", "mcp", "add", "--", stub_path, "--era", "legacy"]);
+    assert!(run.ok().contains("added tai-stub-mcp-stdio"), "{run:?}");
+    // --env-var passes a variable through from tai's environment
+    let script = format!("test \"$PASSED\" = through && exec {stub_path} --era legacy");
+    t.env("PASSED", "through");
+    t.run(&["--yolo", "mcp", "add", "passenv", "--env-var", "PASSED", "--", "sh", "-c", &script])
+        .ok();
+    assert_eq!(get_json(&t, "passenv")["env"]["PASSED"], "${PASSED}");
+    // HTTP: --url with -H, and NAME URL
+    let http = crate::support::HttpStub::start(&["--era", "dual"]);
+    t.run(&["--yolo", "mcp", "add", "web", "--url", &http.url, "-H", "X-Team: core"])
+        .ok();
+    let v = get_json(&t, "web");
+    assert_eq!(
+        (v["url"].as_str(), v["headers"]["X-Team"].as_str(), v["transport"].as_str()),
+        (Some(http.url.as_str()), Some("****"), Some("http"))
+    );
+    t.run(&["--yolo", "mcp", "add", "web2", &http.url]).ok();
+    assert_eq!(get_json(&t, "web2")["url"].as_str(), Some(http.url.as_str()));
+    // add-json NAME JSON
+    t.run(&["--yolo", "mcp", "add-json", "fromjson", &stub("legacy")])
+        .ok();
+    assert_eq!(get_json(&t, "fromjson")["command"].as_str(), Some(stub_path));
+    // list shows the command or URL
+    let list = t.run(&["mcp", "list"]).ok().to_string();
+    assert!(
+        list.contains("COMMAND / URL") && list.contains(&http.url) && list.contains("--era modern"),
+        "{list}"
+    );
+}
+
+#[test]
+fn get_shows_the_entry_and_list_check_the_live_status() {
+    let t = Tai::new("get-check");
+    t.run(&["--yolo", "mcp", "add", "good", "-e", "TOKEN=sk-live-123456", "--", stub_stdio(), "--era", "legacy"])
+        .ok();
+    t.run(&["mcp", "enable", "good"]).ok();
+    let text = t.run(&["mcp", "get", "good"]).ok().to_string();
+    for want in ["good\n", "transport    stdio", "TOKEN=****", "enabled for  default", "verified", "echo  [pinned]"] {
+        assert!(text.contains(want), "{want:?} in:\n{text}");
+    }
+    assert!(!text.contains("sk-live-123456"), "{text}");
+    // a server that dies: list --check says so, and get shows the last error
+    let dir = TempDir::new("get-check-dead");
+    let flag = dir.path().join("alive");
+    std::fs::write(&flag, "").unwrap();
+    let script = format!("test -e {} && exec {} --era legacy", flag.display(), stub_stdio());
+    t.run(&["--yolo", "mcp", "add", "flaky", "--", "sh", "-c", &script]).ok();
+    std::fs::remove_file(&flag).unwrap();
+    let run = t.run(&["--yolo", "mcp", "list", "--check"]);
+    let out = run.ok();
+    let line = |name: &str| out.lines().find(|l| l.starts_with(name)).unwrap_or("").to_string();
+    assert!(line("good").contains("ok: 7 tools"), "{out}");
+    assert!(line("flaky").contains("FAILED"), "{out}");
+    let v: Value = serde_json::from_str(t.run(&["--yolo", "mcp", "list", "--check", "--json"]).ok()).unwrap();
+    assert_eq!(v[0]["status"]["ok"], false, "{v}");
+    assert_eq!(v[1]["status"]["ok"], true, "{v}");
+    t.run(&["--yolo", "mcp", "call", "flaky", "echo", r#"{"text":"x"}"#]).fails(1);
+    let v = get_json(&t, "flaky");
+    assert!(v["lastError"]["outcome"].is_string(), "{v}");
+}
+
+#[test]
+fn export_is_re_importable_in_every_format() {
+    let t = Tai::new("export");
+    t.run(&["--yolo", "mcp", "add", "one", "-e", "API_KEY=sk-secret-value", "--call-timeout", "90", "--", stub_stdio(), "--era", "legacy"])
+        .ok();
+    for format in ["claude", "vscode", "codex"] {
+        let run = t.run(&["mcp", "export", "--format", format]);
+        let text = run.ok().to_string();
+        assert!(!text.contains("sk-secret-value"), "{format}: {text}");
+        assert!(text.contains("${API_KEY}"), "{format}: {text}");
+        assert!(run.stderr.contains("API_KEY is written as ${API_KEY}"), "{run:?}");
+        let mut other = Tai::new("export-back");
+        other.env("API_KEY", "sk-secret-value");
+        let file = other.dir.path().join(if format == "codex" { "c.toml" } else { "c.json" });
+        write(&file, &text);
+        other.run(&["--yolo", "mcp", "import", file.to_str().unwrap()]).ok();
+        let v = get_json(&other, "one");
+        assert_eq!(
+            (v["env"]["API_KEY"].as_str(), v["callTimeoutMs"].as_u64()),
+            (Some("${API_KEY}"), Some(90_000)),
+            "{format}: {v}"
+        );
+    }
+    let err = t.run(&["mcp", "export", "nope"]).fails(1).to_string();
+    assert!(err.contains("no MCP server named \"nope\""), "{err}");
+}
+
+/// The keys of a JSON object, sorted.
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .cloned()
+        .collect();
+    k.sort();
+    k
+}
+
+const SERVER_KEYS: &[&str] = &[
+    "args", "callTimeoutMs", "command", "connectTimeoutMs", "created", "cwd", "enabledProfiles",
+    "env", "envFile", "headers", "lastError", "name", "project", "protocol", "source", "tools",
+    "transport", "updated", "url",
+];
+const TOOL_KEYS: &[&str] = &[
+    "allowed", "description", "inputSchema", "name", "pinned", "server", "trusted",
+];
+
+#[test]
+fn json_shape_of_a_server_is_one_across_add_import_get_list() {
+    let t = Tai::new("shape-server");
+    let add: Value = serde_json::from_str(
+        t.run(&["--yolo", "mcp", "add", "s1", "--json", "--", stub_stdio(), "--era", "legacy"]).ok(),
+    )
+    .unwrap();
+    let text = format!(r#"{{"mcpServers": {{"s2": {}}}}}"#, stub("legacy"));
+    let import: Value =
+        serde_json::from_str(t.run_stdin(&["--yolo", "mcp", "import", "-", "--json"], &text).ok()).unwrap();
+    let get = get_json(&t, "s1");
+    let list: Value = serde_json::from_str(t.run(&["mcp", "list", "--json"]).ok()).unwrap();
+    for (from, v) in [
+        ("add", &add["added"][0]),
+        ("import", &import["added"][0]),
+        ("get", &get),
+        ("list", &list[0]),
+        ("list", &list[1]),
+    ] {
+        assert_eq!(keys(v), SERVER_KEYS, "{from}: {v}");
+        assert!(v["tools"].is_array() && v["enabledProfiles"].is_array(), "{from}");
+    }
+    assert_eq!(keys(&add), ["added", "notes", "skipped"]);
+    assert_eq!(add["added"][0], get, "add and get print the same object");
+}
+
+#[test]
+fn json_shape_of_a_tool_is_one_across_get_list_tools() {
+    let t = Tai::new("shape-tool");
+    t.run(&["--yolo", "mcp", "add", "s1", "--", stub_stdio(), "--era", "legacy"]).ok();
+    let tools: Value = serde_json::from_str(t.run(&["mcp", "tools", "--json"]).ok()).unwrap();
+    let get = get_json(&t, "s1");
+    let list: Value = serde_json::from_str(t.run(&["mcp", "list", "--json"]).ok()).unwrap();
+    for (from, v) in [("tools", &tools[0]), ("get", &get["tools"][0]), ("list", &list[0]["tools"][0])] {
+        assert_eq!(keys(v), TOOL_KEYS, "{from}: {v}");
+        assert_eq!(v["name"], "echo", "{from}");
+        assert_eq!(v["server"], "s1", "{from}");
+    }
+    assert_eq!(tools[0], get["tools"][0]);
+}
+
+#[test]
+fn json_shape_of_a_call_result_and_of_errors() {
+    let t = Tai::new("shape-call");
+    t.run(&["--yolo", "mcp", "add", "s1", "--", stub_stdio(), "--era", "legacy"]).ok();
+    let ok: Value = serde_json::from_str(
+        t.run(&["--yolo", "mcp", "call", "s1", "echo", r#"{"text":"hi"}"#, "--json"]).ok(),
+    )
+    .unwrap();
+    let run = t.run(&["--yolo", "mcp", "call", "s1", "fail", "--json"]);
+    assert_eq!(run.code, 1);
+    let failed: Value = serde_json::from_str(&run.stdout).unwrap();
+    for v in [&ok, &failed] {
+        assert_eq!(keys(v), ["isError", "outcome", "server", "text", "tool"], "{v}");
+    }
+    assert_eq!((ok["isError"].clone(), failed["isError"].clone()), (Value::Bool(false), Value::Bool(true)));
+    // every command that takes --json answers an error as {"error": …} with a non-zero exit
+    for args in [
+        &["mcp", "get", "nope", "--json"][..],
+        &["mcp", "tools", "nope", "--json"],
+        &["mcp", "call", "nope", "x", "--json"],
+        &["mcp", "enable", "nope", "--json"],
+        &["mcp", "list", "--json", "--bogus"],
+        &["vault", "record", "list", "--json", "extra"],
+    ] {
+        let run = t.run(args);
+        assert_ne!(run.code, 0, "{args:?}");
+        let v: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {run:?}"));
+        assert_eq!(keys(&v), ["error"], "{args:?}: {v}");
+        assert!(v["error"].as_str().is_some_and(|s| !s.is_empty()), "{args:?}");
+    }
+    // enable --json prints JSON
+    let v: Value = serde_json::from_str(t.run(&["mcp", "enable", "s1", "--json"]).ok()).unwrap();
+    assert_eq!(v, serde_json::json!({"server": "s1", "profile": "default", "enabled": true}));
+}
+
+#[test]
+fn lasting_trust_is_kept_in_the_vault_and_dropped_on_redefinition() {
+    let mut t = Tai::new("trust");
+    let stub_path = stub_stdio();
+    t.run(&["--yolo", "mcp", "add", "stub", "--", stub_path, "--era", "legacy", "--redefine", "${REDEF:-none}"])
+        .ok();
+    let call = |t: &Tai| t.run(&["mcp", "call", "stub", "echo", r#"{"text":"hi"}"#]);
+    // no terminal and no --auto: an untrusted call cannot be approved
+    assert!(call(&t).fails(1).contains("no terminal to ask on"));
+    t.run(&["mcp", "trust", "stub", "echo"]).ok();
+    assert_eq!(call(&t).ok(), "hi\n", "a trusted call needs no question");
+    assert_eq!(get_json(&t, "stub")["tools"][0]["trusted"], true);
+    assert!(t.run(&["mcp", "get", "stub"]).ok().contains("echo  [trusted]"));
+    // other tools are not covered
+    assert!(t.run(&["mcp", "call", "stub", "fail"]).fails(1).contains("no terminal"));
+    // the server redefines echo and a person re-adds it: the trust no longer applies
+    t.env("REDEF", "echo");
+    t.run(&["--yolo", "mcp", "add", "stub"]).ok();
+    assert_eq!(get_json(&t, "stub")["tools"][0]["trusted"], false);
+    assert!(call(&t).fails(1).contains("no terminal to ask on"));
+    // '*' trusts every tool as it is now; untrust undoes it
+    t.run(&["mcp", "trust", "stub", "*"]).ok();
+    assert_eq!(call(&t).ok(), "hi\n");
+    t.run(&["mcp", "untrust", "stub", "*"]).ok();
+    assert!(call(&t).fails(1).contains("no terminal to ask on"));
+    let err = t.run(&["mcp", "trust", "stub", "nope"]).fails(1).to_string();
+    assert!(err.contains("stub/nope: no such tool"), "{err}");
+    // removing the server removes its trusts
+    t.run(&["mcp", "trust", "stub", "echo"]).ok();
+    t.run(&["--yolo", "mcp", "remove", "stub"]).ok();
+    let left: i64 = t
+        .raw_db()
+        .query_row("SELECT count(*) FROM meta WHERE key LIKE 'mcp.trust.%'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0);
+}
