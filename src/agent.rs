@@ -309,7 +309,12 @@ impl<'a> Agent<'a> {
             .bridge
             .as_ref()
             .and_then(|b| b.find(&def.name))
-            .is_some_and(|t| crate::mcp::trust::is_trusted(ctx.store, &t.server, &t.tool, &t.pin));
+            .is_some_and(|t| {
+                let pin = crate::mcp::trust::current_pin(ctx.store, &t.server, &t.tool);
+                pin.ok().flatten().is_some_and(|p| {
+                    p.starts_with(&t.pin) && crate::mcp::trust::is_trusted(ctx.store, &t.server, &t.tool, &p)
+                })
+            });
         if trusted {
             ui.note(&format!("trusted: {} (`tai mcp untrust` to ask again)", def.name));
         }

@@ -723,3 +723,30 @@ fn lasting_trust_is_kept_in_the_vault_and_dropped_on_redefinition() {
         .unwrap();
     assert_eq!(left, 0);
 }
+
+#[test]
+fn a_trusted_tool_goes_without_asking_from_the_agent_too() {
+    let dir = TempDir::new("trust-agent");
+    let call = |text: &str| {
+        serde_json::json!({"tool_calls": [{"name": "mcp_stub_echo", "arguments": serde_json::json!({"text": text}).to_string()}]})
+    };
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        serde_json::json!([call("first"), {"text": "one"}, call("second"), {"text": "two"}]),
+    );
+    let mut t = Tai::new("trust-agent-run");
+    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    t.run(&["--yolo", "mcp", "add", "stub", "--", stub_stdio(), "--era", "legacy"])
+        .ok();
+    t.run(&["mcp", "enable", "stub"]).ok();
+    // not trusted: no terminal to ask on, so the model hears it was not approved
+    t.run(&["-p", "go"]).ok();
+    let msg = &crate::support::ModelStub::tool_messages(&model.requests()[1])[0];
+    assert!(msg.contains("did not approve"), "{msg}");
+    t.run(&["mcp", "trust", "stub", "echo"]).ok();
+    let run = t.run(&["-p", "again"]);
+    assert!(run.ok().contains("two"), "{run:?}");
+    assert!(run.stderr.contains("trusted: mcp_stub_echo"), "{run:?}");
+    let msg = &crate::support::ModelStub::tool_messages(&model.requests()[3])[0];
+    assert_eq!(msg, "second");
+}
