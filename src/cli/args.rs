@@ -33,14 +33,20 @@ pub enum Command {
     Mcp(McpCmd),
     /// The agent: `tai` (the REPL) or `tai -p PROMPT` (one turn).
     Chat(ChatArgs),
-    /// `tai --serve-mcp-stdio`: serve MCP over stdio.
-    ServeStdio,
-    /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR]`: serve MCP over HTTP.
+    /// `tai --serve-mcp-stdio [--serve-tools LIST]`: serve MCP over stdio.
+    ServeStdio { tools: Option<Vec<String>> },
+    /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR] [--serve-tools LIST]`: serve
+    /// MCP over HTTP.
     ServeHttp {
         key: String,
         port: Option<u16>,
         bind: Option<String>,
+        tools: Option<Vec<String>>,
     },
+    /// `tai completions bash|zsh|fish`
+    Completions(String),
+    /// `tai man`: the man page.
+    Man,
 }
 
 /// `tai [-p PROMPT|-] [--continue] [--json] [--max-steps N]`
@@ -331,14 +337,33 @@ impl Parser {
             Step::End => Ok(Command::Chat(ChatArgs::default())),
             Step::Help => Ok(Command::Help("")),
             Step::Arg(Short('p')) => self.chat_args(Some("prompt")),
-            Step::Arg(Long("serve-mcp-stdio")) => self.done(Command::ServeStdio),
-            Step::Arg(Long("serve-mcp")) => {
-                let key = string(self.inner.value()?, "--serve-mcp")?;
-                let (mut port, mut bind) = (None, None);
+            Step::Arg(Long("serve-mcp-stdio")) => {
+                let mut tools = None;
                 loop {
                     match self.next()? {
                         Step::End => break,
-                        Step::Help => return Ok(Command::Help("")),
+                        Step::Help => return Ok(Command::Help("serve")),
+                        Step::Arg(Long("serve-tools")) => tools = Some(self.tool_list()?),
+                        Step::Arg(a) => return Err(unexpected(a, "serve")),
+                    }
+                }
+                Ok(Command::ServeStdio { tools })
+            }
+            Step::Arg(Long("serve-tools")) => Err(UsageError(
+                "--serve-tools goes with --serve-mcp KEY or --serve-mcp-stdio (see 'tai help serve')".into(),
+            )),
+            Step::Arg(Long("serve-mcp")) => {
+                let key = string(self.inner.value()?, "--serve-mcp")?;
+                // `tai --serve-mcp --help` asks for help; it is not a key
+                if key == "--help" || key == "-h" {
+                    return Ok(Command::Help("serve"));
+                }
+                let (mut port, mut bind, mut tools) = (None, None, None);
+                loop {
+                    match self.next()? {
+                        Step::End => break,
+                        Step::Help => return Ok(Command::Help("serve")),
+                        Step::Arg(Long("serve-tools")) => tools = Some(self.tool_list()?),
                         Step::Arg(Long("mcp-port")) => {
                             let v = string(self.inner.value()?, "--mcp-port")?;
                             port = Some(v.parse().map_err(|_| {
@@ -348,10 +373,15 @@ impl Parser {
                         Step::Arg(Long("mcp-bind")) => {
                             bind = Some(string(self.inner.value()?, "--mcp-bind")?)
                         }
-                        Step::Arg(a) => return Err(unexpected(a, "tai")),
+                        Step::Arg(a) => return Err(unexpected(a, "serve")),
                     }
                 }
-                Ok(Command::ServeHttp { key, port, bind })
+                Ok(Command::ServeHttp {
+                    key,
+                    port,
+                    bind,
+                    tools,
+                })
             }
             Step::Arg(Long(flag @ ("prompt" | "continue" | "json" | "max-steps"))) => {
                 self.chat_args(Some(flag))
@@ -375,6 +405,23 @@ impl Parser {
                     self.mcp()
                 }
                 "help" => self.help_topic(),
+                "man" => {
+                    self.ctx = "man";
+                    self.done(Command::Man)
+                }
+                "completions" | "completion" => {
+                    self.ctx = "completions";
+                    let shell = match self.positional("a SHELL: bash, zsh or fish", "completions")? {
+                        Ok(s) => s,
+                        Err(t) => return Ok(Command::Help(t)),
+                    };
+                    if !matches!(shell.as_str(), "bash" | "zsh" | "fish") {
+                        return Err(UsageError(format!(
+                            "completions are made for bash, zsh or fish, not '{shell}'"
+                        )));
+                    }
+                    self.done(Command::Completions(shell))
+                }
                 other => Err(UsageError(format!(
                     "unknown command '{other}' (see 'tai --help')"
                 ))),
@@ -384,21 +431,48 @@ impl Parser {
     }
 
     fn help_topic(&mut self) -> Result<Command> {
-        let topic = match self.next()? {
-            Step::Arg(Value(v)) => string(v, "topic")?,
-            _ => return Ok(Command::Help("")),
-        };
-        let topic = match topic.as_str() {
-            "status" => "status",
-            "profile" => "profile",
-            "vault" => "vault",
-            other => {
-                return Err(UsageError(format!(
-                    "no help topic '{other}' (see 'tai --help')"
-                )));
+        let mut words = Vec::new();
+        loop {
+            match self.next()? {
+                Step::Arg(Value(v)) => words.push(string(v, "topic")?),
+                Step::Arg(Long(l)) => words.push(format!("--{l}")),
+                Step::End | Step::Help => break,
+                Step::Arg(a) => return Err(unexpected(a, "tai")),
             }
-        };
-        self.done(Command::Help(topic))
+        }
+        if words.is_empty() {
+            return Ok(Command::Help(""));
+        }
+        match super::help::topic_of(&words) {
+            Some(t) => Ok(Command::Help(t)),
+            None => Err(UsageError(format!(
+                "no help topic '{}' (topics: {})",
+                words.join(" "),
+                super::help::TOPICS
+                    .iter()
+                    .map(|(t, _)| *t)
+                    .filter(|t| !t.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// `--serve-tools a,b,c`.
+    fn tool_list(&mut self) -> Result<Vec<String>> {
+        let v = string(self.inner.value()?, "--serve-tools")?;
+        let names: Vec<String> = v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        if names.is_empty() {
+            return Err(UsageError(
+                "--serve-tools takes tool names, comma-separated".into(),
+            ));
+        }
+        Ok(names)
     }
 
     /// Only globals may follow; then `cmd`.
@@ -975,7 +1049,7 @@ impl Parser {
         loop {
             match self.next()? {
                 Step::End => break,
-                Step::Help => return Ok(Command::Help("mcp")),
+                Step::Help => return Ok(Command::Help("mcp probe")),
                 Step::Arg(Value(v)) if source.is_none() => source = Some(string(v, "SOURCE")?),
                 Step::Arg(Long("json")) => a.json = true,
                 Step::Arg(Long("protocol")) => {
@@ -1104,7 +1178,10 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Vault(_) => "vault",
         Command::Mcp(_) => "mcp",
-        Command::Chat(_) | Command::ServeStdio | Command::ServeHttp { .. } => "tai",
+        Command::Chat(_) => "tai",
+        Command::ServeStdio { .. } | Command::ServeHttp { .. } => "serve",
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
     }
 }
 
@@ -1129,7 +1206,7 @@ fn string(v: OsString, what: &str) -> Result<String> {
 }
 
 /// Every long option some command takes; any other is reported where it is met.
-const KNOWN_LONG: &[&str] = &[
+pub const KNOWN_LONG: &[&str] = &[
     "version",
     "json",
     "model",
@@ -1155,6 +1232,7 @@ const KNOWN_LONG: &[&str] = &[
     "serve-mcp",
     "mcp-port",
     "mcp-bind",
+    "serve-tools",
     "env",
     "env-var",
     "url",
@@ -1216,7 +1294,7 @@ mod tests {
                     ..ChatArgs::default()
                 }),
             ),
-            (&["--serve-mcp-stdio"], Command::ServeStdio),
+            (&["--serve-mcp-stdio"], Command::ServeStdio { tools: None }),
             (
                 &["--yolo", "-p", "-"],
                 Command::Chat(ChatArgs {
@@ -1280,7 +1358,7 @@ mod tests {
             ),
             (&["vault", "seal", "--help"], Command::Help("vault")),
             (&["mcp", "--help"], Command::Help("mcp")),
-            (&["mcp", "probe", "--help"], Command::Help("mcp")),
+            (&["mcp", "probe", "--help"], Command::Help("mcp probe")),
             (
                 &[
                     "mcp", "probe", "npx -y x", "--call", "echo", "--args", "{}", "--repeat", "3",

@@ -3,9 +3,12 @@
 //! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run.
 
 mod agent_cmd;
+mod completions;
 pub mod args;
 mod help;
+mod help_mcp;
 mod import_cmd;
+mod manual;
 mod mcp_cmd;
 mod piped;
 mod profile_cmd;
@@ -83,7 +86,10 @@ fn execute(raw: RawArgs) -> Result {
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
         Command::Mcp(cmd) => mcp_cmd::run(cmd, raw.json, load),
         Command::Chat(a) => agent_cmd::run(&mut load()?, a),
-        Command::ServeStdio => {
+        Command::Completions(shell) => Ok(out(&completions::script(shell))?),
+        Command::Man => Ok(out(&manual::page())?),
+        Command::ServeStdio { tools } => {
+            check_serve_tools(tools.as_deref())?;
             let mut ctx = load()?;
             ctx.unlock()?;
             eprintln!(
@@ -91,14 +97,46 @@ fn execute(raw: RawArgs) -> Result {
             );
             let Context { store, config, .. } = ctx;
             let mut server = crate::server::McpServer::new(store, config);
+            server.serve_only = tools.clone();
             Ok(crate::server::stdio::serve(&mut server)?)
         }
-        Command::ServeHttp { key, port, bind } => serve_http(load()?, key, *port, bind.as_deref()),
+        Command::ServeHttp {
+            key,
+            port,
+            bind,
+            tools,
+        } => {
+            check_serve_tools(tools.as_deref())?;
+            serve_http(load()?, key, *port, bind.as_deref(), tools.clone())
+        }
     }
 }
 
+/// `--serve-tools` names only tools tai serves.
+fn check_serve_tools(tools: Option<&[String]>) -> Result {
+    let unknown = crate::server::unknown_tools(tools.unwrap_or_default());
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let served: Vec<String> = crate::server::served_tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    Err(Failure(format!(
+        "--serve-tools: tai serves no tool named {} (it serves {})",
+        unknown.join(", "),
+        served.join(", ")
+    )))
+}
+
 /// `tai --serve-mcp KEY`: the HTTP server until SIGINT or SIGTERM.
-fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>) -> Result {
+fn serve_http(
+    mut ctx: Context,
+    key: &str,
+    port: Option<u16>,
+    bind: Option<&str>,
+    tools: Option<Vec<String>>,
+) -> Result {
     let key = match key {
         "-" => match config::process_env("TAI_MCP_KEY") {
             Some(k) => k,
@@ -142,6 +180,7 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
     );
     let Context { store, config, .. } = ctx;
     let mut server = crate::server::McpServer::new(store, config);
+    server.serve_only = tools;
     if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
         server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
     }

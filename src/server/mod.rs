@@ -6,6 +6,7 @@
 //! untrusted servers through tai's identity). No user is present, so approvals are
 //! automatic (the key, or the launching host, is the authority) and `ask_user` denies.
 
+pub mod annotations;
 pub mod http;
 pub mod stdio;
 
@@ -56,6 +57,8 @@ pub struct McpServer {
     conversations: HashMap<String, Conversation>,
     /// How long an idle conversation or session lives (MCP_SESSION_IDLE; tests shorten it).
     pub idle: Duration,
+    /// `--serve-tools LIST`: only these are listed and callable (`None`: all).
+    pub serve_only: Option<Vec<String>>,
 }
 
 /// The served tool list: natives verbatim, then the two extras. Never a bridged tool.
@@ -64,17 +67,30 @@ pub fn served_tools() -> Vec<Value> {
         .iter()
         .map(|t| {
             let d = t.def();
-            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters})
+            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters,
+                "annotations": annotations::for_tool(d.name, d.safe)})
         })
         .collect();
     out.push(json!({"name": CHAT, "description": "Run a full tai agent turn (with tools) and return its answer. Pass the returned session to continue the conversation.",
         "inputSchema": {"type": "object", "properties": {
             "message": {"type": "string"}, "session": {"type": "string"}, "profile": {"type": "string"},
-            "max_steps": {"type": "integer"}}, "required": ["message"]}}));
+            "max_steps": {"type": "integer"}}, "required": ["message"]},
+        "annotations": annotations::for_tool(CHAT, false)}));
     out.push(json!({"name": COMPLETIONS, "description": "One completion from the current model, no tools: messages are {role: system|user|assistant, content}.",
         "inputSchema": {"type": "object", "properties": {
-            "messages": {"type": "array", "items": {"type": "object"}}}, "required": ["messages"]}}));
+            "messages": {"type": "array", "items": {"type": "object"}}}, "required": ["messages"]},
+        "annotations": annotations::for_tool(COMPLETIONS, false)}));
     out
+}
+
+/// `--serve-tools LIST`: the names that are not served tools (empty when all are).
+pub fn unknown_tools(names: &[String]) -> Vec<String> {
+    let served = served_tools();
+    names
+        .iter()
+        .filter(|n| !served.iter().any(|t| t["name"] == n.as_str()))
+        .cloned()
+        .collect()
 }
 
 fn result(id: Id, v: Value) -> Option<Message> {
@@ -100,7 +116,18 @@ impl McpServer {
             config,
             conversations: HashMap::new(),
             idle: MCP_SESSION_IDLE,
+            serve_only: None,
         }
+    }
+
+    /// The tools this server serves: `served_tools`, narrowed by `--serve-tools`. Listing
+    /// and calling both read this, so a tool left out cannot be called either.
+    fn listed(&self) -> Vec<Value> {
+        let mut all = served_tools();
+        if let Some(only) = &self.serve_only {
+            all.retain(|t| only.iter().any(|n| t["name"] == n.as_str()));
+        }
+        all
     }
 
     /// Handle one message in `era` (decided by the transport). `session` is the legacy
@@ -145,7 +172,7 @@ impl McpServer {
                 )
             }
             methods::PING => result(id, json!({})),
-            methods::TOOLS_LIST => result(id, json!({"tools": served_tools()})),
+            methods::TOOLS_LIST => result(id, json!({"tools": self.listed()})),
             // tai has no prompts or resources: the lists are honestly empty.
             "prompts/list" => result(id, json!({"prompts": []})),
             "resources/list" => result(id, json!({"resources": []})),
@@ -213,7 +240,7 @@ impl McpServer {
             methods::TOOLS_LIST => result(
                 id,
                 complete(
-                    json!({"tools": served_tools(), "ttlMs": 3_600_000, "cacheScope": "public"}),
+                    json!({"tools": self.listed(), "ttlMs": 3_600_000, "cacheScope": "public"}),
                 ),
             ),
             "prompts/list" => result(
@@ -273,7 +300,8 @@ impl McpServer {
                 );
             }
         };
-        let schema = served_tools()
+        let schema = self
+            .listed()
             .into_iter()
             .find(|t| t["name"] == name)
             .map(|t| t["inputSchema"].clone());

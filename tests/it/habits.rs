@@ -750,3 +750,184 @@ fn a_trusted_tool_goes_without_asking_from_the_agent_too() {
     let msg = &crate::support::ModelStub::tool_messages(&model.requests()[3])[0];
     assert_eq!(msg, "second");
 }
+
+/// Every help text tai has: the top level and each topic.
+fn all_help(t: &Tai) -> String {
+    let mut all = t.run(&["--help"]).ok().to_string();
+    for topic in ["status", "profile", "vault", "mcp", "serve", "completions", "man"] {
+        all.push_str(t.run(&["help", topic]).ok());
+    }
+    for sub in [
+        "add", "add-json", "import", "resolve", "list", "get", "export", "enable", "remove",
+        "tools", "call", "approve", "trust", "probe",
+    ] {
+        all.push_str(t.run(&["help", "mcp", sub]).ok());
+    }
+    all
+}
+
+#[test]
+fn help_names_every_flag_command_and_variable() {
+    let t = Tai::new("help-all");
+    let top = t.run(&["--help"]).ok().to_string();
+    let all = all_help(&t);
+    for flag in tai::cli::args::KNOWN_LONG {
+        assert!(all.contains(&format!("--{flag}")), "--{flag} is in no help text");
+    }
+    for flag in ["--serve-mcp KEY", "--mcp-port", "--mcp-bind", "--serve-tools", "--serve-mcp-stdio"] {
+        assert!(top.contains(flag), "{flag} not in tai --help");
+    }
+    for cmd in ["status", "profile", "vault", "mcp", "completions", "man", "help"] {
+        assert!(top.contains(&format!("\n  {cmd}")), "{cmd} not in tai --help");
+    }
+    // every TAI_* variable the code reads is in `tai --help`
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut vars = std::collections::BTreeSet::new();
+    let mut stack = vec![src];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for piece in text.split("\"TAI_").skip(1) {
+                    let name: String = piece
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                        .collect();
+                    if piece[name.len()..].starts_with('"') {
+                        vars.insert(format!("TAI_{name}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(vars.contains("TAI_MCP_KEY") && vars.len() > 10, "{vars:?}");
+    for v in &vars {
+        assert!(top.contains(v.as_str()), "{v} is read by the code but not in tai --help");
+    }
+}
+
+#[test]
+fn per_command_help_shows_that_command() {
+    let t = Tai::new("help-each");
+    let add = t.run(&["mcp", "add", "--help"]).ok().to_string();
+    assert!(add.contains("tai mcp add NAME [-e K=V]"), "{add}");
+    assert!(!add.contains("tai mcp probe SOURCE"), "only add: {add}");
+    assert_eq!(add, t.run(&["help", "mcp", "add"]).ok());
+    // `tai --serve-mcp --help` is help, not a key
+    let serve = t.run(&["--serve-mcp", "--help"]);
+    assert!(serve.ok().contains("--mcp-bind ADDR"), "{serve:?}");
+    assert_eq!(serve.stdout, t.run(&["--serve-mcp-stdio", "--help"]).ok());
+    for (args, topic) in [
+        (&["mcp", "list", "--help"][..], &["help", "mcp", "list"][..]),
+        (&["mcp", "disable", "x", "--help"], &["help", "mcp", "enable"]),
+        (&["mcp", "probe", "--help"], &["help", "mcp", "probe"]),
+        (&["profile", "set", "--help"], &["help", "profile"]),
+        (&["completions", "--help"], &["help", "completions"]),
+        (&["man", "--help"], &["help", "man"]),
+    ] {
+        assert_eq!(t.run(args).ok(), t.run(topic).ok(), "{args:?}");
+    }
+    let err = t.run(&["help", "nope"]).fails(2).to_string();
+    assert!(err.contains("no help topic 'nope'") && err.contains("mcp add"), "{err}");
+}
+
+#[test]
+fn the_man_page_is_made_from_the_help_and_docs_tai_1_is_in_sync() {
+    let t = Tai::new("man");
+    let page = t.run(&["man"]).ok().to_string();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tai.1");
+    let on_disk = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(
+        page == on_disk,
+        "docs/tai.1 is out of date: regenerate it with `cargo run -- man > docs/tai.1`"
+    );
+    // every line of every help text is in the page
+    for line in all_help(&t).lines().filter(|l| !l.trim().is_empty()) {
+        let roffed = line.replace('\\', "\\e");
+        assert!(page.contains(roffed.trim_start_matches(['.', '\''])), "{line:?}");
+    }
+}
+
+#[test]
+fn completion_scripts_load_in_bash() {
+    let t = Tai::new("completions");
+    for shell in ["bash", "zsh", "fish"] {
+        let s = t.run(&["completions", shell]).ok().to_string();
+        assert!(s.contains("add-json") && s.contains("claude-desktop"), "{shell}");
+    }
+    let script = t.dir.path().join("tai.bash");
+    write(&script, t.run(&["completions", "bash"]).ok());
+    let bash = |code: &str| {
+        let out = std::process::Command::new("bash")
+            .arg("--norc")
+            .arg("-c")
+            .arg(code)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (ok, _) = bash(&format!("bash -n {}", script.display()));
+    assert!(ok, "bash -n fails");
+    let (ok, out) = bash(&format!("source {} && complete -p tai", script.display()));
+    assert!(ok && out.contains("-F _tai") && out.trim_end().ends_with(" tai"), "{out}");
+    // and it completes
+    let complete = |words: &str| {
+        let n = words.split(' ').count() - 1;
+        bash(&format!(
+            "source {} && COMP_WORDS=({words}) && COMP_CWORD={n} && _tai && echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .1
+    };
+    assert_eq!(complete("tai mcp im").trim(), "import");
+    assert_eq!(complete("tai --profile work mcp ad").trim(), "add add-json");
+    assert!(complete("tai mcp import c").contains("claude-code"));
+    assert_eq!(complete("tai compl").trim(), "completions");
+    let err = t.run(&["completions", "tcsh"]).fails(2).to_string();
+    assert!(err.contains("bash, zsh or fish"), "{err}");
+}
+
+#[test]
+fn served_tools_carry_annotations_and_serve_tools_narrows_them() {
+    let t = Tai::new("serve-annotations");
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}).to_string();
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": "echo hi"}}}).to_string();
+    let input = format!("{init}\n{list}\n{call}\n");
+    let replies = |args: &[&str]| -> Vec<Value> {
+        t.run_stdin(args, &input)
+            .ok()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let all = replies(&["--serve-mcp-stdio"]);
+    let tools = all[1]["result"]["tools"].as_array().unwrap().clone();
+    let hint = |name: &str, h: &str| {
+        tools.iter().find(|x| x["name"] == name).map(|x| x["annotations"][h].clone())
+    };
+    assert!(tools.iter().all(|x| x["annotations"].is_object()), "every tool is annotated");
+    assert_eq!(hint("read_file", "readOnlyHint"), Some(Value::Bool(true)));
+    assert_eq!(hint("shell", "destructiveHint"), Some(Value::Bool(true)));
+    assert_eq!(hint("write_file", "readOnlyHint"), Some(Value::Bool(false)));
+    assert_eq!(hint("web_fetch", "openWorldHint"), Some(Value::Bool(true)));
+    assert_eq!(all[2]["result"]["isError"], Value::Bool(false), "{:?}", all[2]);
+    // --serve-tools: only these are listed, and the others cannot be called
+    let some = replies(&["--serve-mcp-stdio", "--serve-tools", "read_file,grep"]);
+    let names: Vec<&str> = some[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read_file", "grep"]);
+    assert_eq!(some[2]["error"]["code"], -32602, "{:?}", some[2]);
+    let err = t
+        .run(&["--serve-mcp-stdio", "--serve-tools", "read_file,nope"])
+        .fails(1)
+        .to_string();
+    assert!(err.contains("no tool named nope") && err.contains("read_file"), "{err}");
+}
