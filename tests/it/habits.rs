@@ -931,3 +931,31 @@ fn served_tools_carry_annotations_and_serve_tools_narrows_them() {
         .to_string();
     assert!(err.contains("no tool named nope") && err.contains("read_file"), "{err}");
 }
+
+#[test]
+fn cargo_install_leaves_the_test_stubs_out() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    let bins = manifest["bin"].as_array().unwrap();
+    let stubs: Vec<&toml::Value> = bins
+        .iter()
+        .filter(|b| b["name"].as_str().unwrap().starts_with("tai-stub-"))
+        .collect();
+    assert_eq!(stubs.len(), 4);
+    for b in &stubs {
+        assert_eq!(
+            b.get("required-features").and_then(|f| f.as_array()).map(|f| f.len()),
+            Some(1),
+            "{b}: a stub needs the stubs feature, so `cargo install` skips it"
+        );
+        assert_eq!(b["required-features"][0].as_str(), Some("stubs"));
+    }
+    let default = manifest["features"]["default"].as_array().unwrap();
+    assert!(!default.iter().any(|f| f.as_str() == Some("stubs")), "stubs is not a default feature");
+    let tai = bins.iter().find(|b| b["name"].as_str() == Some("tai")).unwrap();
+    assert!(tai.get("required-features").is_none(), "tai itself is always built");
+    // `repository` is a real address or absent
+    if let Some(repo) = manifest["package"].get("repository").and_then(|r| r.as_str()) {
+        assert!(repo.starts_with("https://") && !repo.contains(".invalid"), "{repo}");
+    }
+}
