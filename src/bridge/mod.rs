@@ -58,9 +58,15 @@ impl Bridge {
     pub fn load(store: &Store, profile: &str) -> Result<Bridge, String> {
         let mut offered: Vec<(String, String, String, Value)> = Vec::new();
         let (mut withheld, mut not_offered) = (Vec::new(), Vec::new());
+        let cwd = std::env::current_dir().unwrap_or_default();
         for row in store::list(store).map_err(|e| e.to_string())? {
             let server = row.entry.name.clone();
             if !store::is_enabled(store, &server, profile).map_err(|e| e.to_string())? {
+                continue;
+            }
+            // a project's own server is offered only inside its project
+            let project = row.entry.options.project.as_deref();
+            if !crate::config::project::inside(project, &cwd) {
                 continue;
             }
             let mut count = 0;

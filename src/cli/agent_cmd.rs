@@ -75,6 +75,8 @@ pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
     crate::sigint::install();
     let chat = chat_client(ctx)?;
     ctx.unlock()?;
+    // project scope: say what this repository's MCP configs hold; the REPL offers them
+    super::project_offer::offer(ctx, a.prompt.is_none())?;
     let bridge = crate::bridge::Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
     for (server, tool) in &bridge.withheld {
         eprintln!(

@@ -86,6 +86,8 @@ pub enum McpCmd {
         file: String,
         replace: bool,
         json: bool,
+        /// `--anywhere`: a project's servers are not tied to their project.
+        anywhere: bool,
     },
     /// `tai mcp list [--json] [--check]`: `--check` connects to each for a live status.
     List {
@@ -714,6 +716,7 @@ impl Parser {
         // --format F.
         let (mut pos, mut json, mut replace) = (Vec::new(), false, false);
         let (mut pick, mut check, mut format) = (None, false, None);
+        let mut anywhere = false;
         let topic = mcp_topic(&sub);
         loop {
             match self.next()? {
@@ -722,6 +725,7 @@ impl Parser {
                 Step::Arg(Value(v)) => pos.push(string(v, "argument")?),
                 Step::Arg(Long("json")) => json = true,
                 Step::Arg(Long("replace")) if sub == "import" => replace = true,
+                Step::Arg(Long("anywhere")) if sub == "import" => anywhere = true,
                 Step::Arg(Long("check")) if matches!(sub.as_str(), "list" | "ls") => check = true,
                 Step::Arg(Long("format")) if sub == "export" => {
                     let v = string(self.inner.value()?, "--format")?;
@@ -761,11 +765,12 @@ impl Parser {
                 }
             }
             "import" => {
-                want(1, "a FILE")?;
+                want(1, "a TOOL, a FILE or - (stdin)")?;
                 McpCmd::Import {
                     file: pos.remove(0),
                     replace,
                     json,
+                    anywhere,
                 }
             }
             "list" | "ls" => McpCmd::List { json, check },
@@ -1238,6 +1243,7 @@ pub const KNOWN_LONG: &[&str] = &[
     "url",
     "format",
     "check",
+    "anywhere",
 ];
 
 fn help_cmd(ctx: &str) -> String {

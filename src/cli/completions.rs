@@ -35,7 +35,7 @@ const COMMAND_FLAGS: &[(&str, &[&str])] = &[
         &[
             "--json", "--name", "--replace", "--pick", "-e", "--env", "--env-var", "-H",
             "--header", "--url", "--connect-timeout", "--call-timeout", "--check", "--format",
-            "--protocol", "--call", "--args", "--repeat", "--probe-timeout",
+            "--protocol", "--call", "--args", "--repeat", "--probe-timeout", "--anywhere",
         ],
     ),
 ];

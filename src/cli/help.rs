@@ -178,7 +178,7 @@ Usage:
               [--connect-timeout S] [--call-timeout S] [-- CMD ARGS...]
   tai mcp add SOURCE [--name N] [--replace] [--pick N] [--json]
   tai mcp add-json NAME JSON
-  tai mcp import TOOL|FILE|- [--replace] [--json]
+  tai mcp import TOOL|FILE|- [--replace] [--anywhere] [--json]
   tai mcp resolve URL [--pick N] [--json]
   tai mcp list [--json] [--check]
   tai mcp get NAME [--json]

@@ -53,7 +53,7 @@ pub const IMPORT: &str = "\
 Add every server of another tool's config, each with its own consent, and say what was
 added and what was skipped (and why). Exits 1 when anything was skipped.
 
-Usage: tai mcp import TOOL|FILE|- [--replace] [--json]
+Usage: tai mcp import TOOL|FILE|- [--replace] [--anywhere] [--json]
 
 TOOL reads that tool's documented locations (~ is your home, @ this directory and its
 parents up to the repository root):
@@ -64,9 +64,12 @@ parents up to the repository root):
   codex           $CODEX_HOME/config.toml, else ~/.codex/config.toml
   windsurf        ~/.codeium/windsurf/mcp_config.json
   gemini          ~/.gemini/settings.json, @/.gemini/settings.json
-FILE is one config file; - reads one from stdin. A project's own config records its
-project with each server.
+FILE is one config file; - reads one from stdin. A project's own config (.mcp.json,
+.vscode/mcp.json, .cursor/mcp.json) records its project with each server: the agent is
+offered its tools only inside that project. At start tai names such configs holding
+servers it has not stored, and the REPL offers to import them.
 
+      --anywhere  Do not tie a project's servers to their project
       --replace   Replace stored servers of the same names
       --json      Print {added: [server], skipped: [{name, why}], notes}
 ";

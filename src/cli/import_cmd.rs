@@ -270,11 +270,22 @@ pub fn origins(what: &str) -> Result<Vec<Origin>> {
             tool_names().join(", ")
         )));
     }
+    // a repository's own config (`.mcp.json`, `.vscode/mcp.json`, …) stays tied to it
+    let project = file.as_ref().and_then(|f| {
+        let f = std::fs::canonicalize(f).ok()?;
+        crate::config::project::PROJECT_FILES.iter().find_map(|(rel, _)| {
+            let mut root = f.clone();
+            for _ in Path::new(rel).components() {
+                root.pop();
+            }
+            (root.join(rel) == f).then_some(root)
+        })
+    });
     Ok(vec![Origin {
         label: file.map_or_else(|| "stdin".to_string(), |f| f.display().to_string()),
         text,
-        workspace,
-        project: None,
+        workspace: project.clone().unwrap_or(workspace),
+        project,
     }])
 }
 

@@ -93,35 +93,15 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             file,
             replace,
             json,
+            anywhere,
         } => {
-            let origins = import_cmd::origins(file)?;
+            let mut origins = import_cmd::origins(file)?;
+            if *anywhere {
+                origins.iter_mut().for_each(|o| o.project = None);
+            }
             let mut ctx = load()?;
             ctx.unlock()?;
-            let mut summary = Summary::default();
-            for o in origins {
-                if !json {
-                    eprintln!("tai: reading {}", o.label);
-                }
-                let mut paste = match crate::config::normalize::normalize(&o.text, cfg!(windows)) {
-                    Ok(n) => intake::Paste {
-                        source: n.source.as_ref().map_or_else(|| "explicit".into(), |s| s.as_str()),
-                        normalized: n,
-                        refresh: false,
-                    },
-                    Err(e) => {
-                        summary.skipped.push((o.label.clone(), e.to_string()));
-                        continue;
-                    }
-                };
-                let vars = import_cmd::editor_vars(&o.workspace);
-                for e in &mut paste.normalized.entries {
-                    vars.apply_entry(e);
-                    e.options.project = o.project.as_ref().map(|p| p.display().to_string());
-                }
-                import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
-                add_paste(&mut ctx, paste, None, *replace, *json, false, &mut summary)?;
-            }
-            summary.finish(&ctx, *json, false)
+            import_origins(&mut ctx, origins, *replace, *json).map(|_| ())
         }
         McpCmd::List { json, check } => list(&mut load()?, *json, *check),
         McpCmd::Get { server, json } => {
@@ -292,6 +272,46 @@ fn resolve_github(
         &process_env,
         &mut progress,
     )
+}
+
+/// Add every server of `origins` (each with its consent), print the summary, and return
+/// the names added; a failure when anything was skipped.
+pub(super) fn import_origins(
+    ctx: &mut Context,
+    origins: Vec<import_cmd::Origin>,
+    replace: bool,
+    json: bool,
+) -> Result<Vec<String>> {
+    let mut summary = Summary::default();
+    for o in origins {
+        if !json {
+            eprintln!("tai: reading {}", o.label);
+        }
+        let mut paste = match crate::config::normalize::normalize(&o.text, cfg!(windows)) {
+            Ok(n) => intake::Paste {
+                source: n
+                    .source
+                    .as_ref()
+                    .map_or_else(|| "explicit".into(), |s| s.as_str()),
+                normalized: n,
+                refresh: false,
+            },
+            Err(e) => {
+                summary.skipped.push((o.label.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let vars = import_cmd::editor_vars(&o.workspace);
+        for e in &mut paste.normalized.entries {
+            vars.apply_entry(e);
+            e.options.project = o.project.as_ref().map(|p| p.display().to_string());
+        }
+        import_cmd::ask_inputs(ctx, &paste.normalized)?;
+        add_paste(ctx, paste, None, replace, json, false, &mut summary)?;
+    }
+    let added = summary.added.iter().map(|r| r.name.clone()).collect();
+    summary.finish(ctx, json, false)?;
+    Ok(added)
 }
 
 /// What `add` and `import` did, over every config they read.

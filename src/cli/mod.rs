@@ -12,6 +12,7 @@ mod manual;
 mod mcp_cmd;
 mod piped;
 mod profile_cmd;
+mod project_offer;
 mod render;
 mod server_view;
 mod vault_cmd;

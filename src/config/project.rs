@@ -19,6 +19,11 @@ pub fn repo_root(cwd: &Path, exists: &dyn Fn(&Path) -> bool) -> Option<PathBuf> 
         .map(Path::to_path_buf)
 }
 
+/// Whether a server tied to `project` (`None`: not tied) is in scope from `cwd`.
+pub fn inside(project: Option<&str>, cwd: &Path) -> bool {
+    project.is_none_or(|p| cwd.starts_with(p))
+}
+
 /// One project config found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProjectConfig {
@@ -83,6 +88,10 @@ mod tests {
                 .collect();
             assert_eq!(got, *want, "{cwd} with {files:?}");
         }
+        assert!(inside(None, Path::new("/x")));
+        assert!(inside(Some("/r"), Path::new("/r/a")));
+        assert!(!inside(Some("/r"), Path::new("/rr")));
+        assert!(!inside(Some("/r/a"), Path::new("/r")));
         let found = find(Path::new("/r/a"), &fs(&["/r/.git", "/r/.vscode/mcp.json"]));
         assert_eq!(
             (found[0].root.as_path(), found[0].tool),

@@ -959,3 +959,68 @@ fn cargo_install_leaves_the_test_stubs_out() {
         assert!(repo.starts_with("https://") && !repo.contains(".invalid"), "{repo}");
     }
 }
+
+#[test]
+fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() {
+    let dir = TempDir::new("project-scope");
+    let call = serde_json::json!({"tool_calls": [{"name": "mcp_projstub_echo", "arguments": "{\"text\":\"x\"}"}]});
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        serde_json::json!([{"text": "one"}, call, {"text": "two"}, call, {"text": "three"}]),
+    );
+    let mut t = Tai::new("project-scope-run");
+    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    let repo = TempDir::new("project-repo");
+    std::fs::create_dir_all(repo.path().join(".git")).unwrap();
+    let sub = repo.path().join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    write(
+        &repo.path().join(".mcp.json"),
+        &format!(r#"{{"mcpServers": {{"projstub": {}}}}}"#, stub("legacy")),
+    );
+    // -p says so (never silently) and imports nothing
+    let run = run_in(&t, &sub, &["-p", "hi"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains(".mcp.json (Claude Code) lists MCP servers tai has not stored: projstub")
+            && run.stderr.contains("tai mcp import"),
+        "{run:?}"
+    );
+    assert!(t.run(&["mcp", "get", "projstub"]).code != 0);
+    // the REPL on a terminal offers them; yes imports them (each consented: --yolo here)
+    let home = t.dir.path().join("home");
+    let line = format!(
+        "cd {} && env -i PATH=\"$PATH\" HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {} --yolo; sleep 60",
+        sub.display(),
+        home.display(),
+        t.home().display(),
+        t.config_path().display(),
+        model.url,
+        env!("CARGO_BIN_EXE_tai"),
+    );
+    let tmux = Tmux {
+        socket: format!("tai-it-proj-{}", std::process::id()),
+    };
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "200", "-y", "50", &line]);
+    tmux.wait_for("Import them now?");
+    tmux.run(&["send-keys", "-t", "t", "y", "Enter"]);
+    tmux.wait_for("projstub is enabled for profile default in this project");
+    tmux.run(&["send-keys", "-t", "t", "/exit", "Enter"]);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while t.run(&["mcp", "get", "projstub"]).code != 0 {
+        assert!(std::time::Instant::now() < until, "{}", tmux.pane());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let v = get_json(&t, "projstub");
+    assert_eq!(v["project"].as_str(), Some(repo.path().to_str().unwrap()), "{v}");
+    assert_eq!(v["enabledProfiles"], serde_json::json!(["default"]));
+    // its tool works inside the project, and does not exist outside it
+    run_in(&t, &sub, &["--yolo", "-p", "inside"]).ok();
+    let reqs = model.requests();
+    assert_eq!(crate::support::ModelStub::tool_messages(reqs.last().unwrap())[0], "x");
+    let elsewhere = TempDir::new("project-elsewhere");
+    run_in(&t, elsewhere.path(), &["--yolo", "-p", "outside"]).ok();
+    let reqs = model.requests();
+    let msg = &crate::support::ModelStub::tool_messages(reqs.last().unwrap())[0];
+    assert!(msg.contains("no MCP tool named \"mcp_projstub_echo\""), "{msg}");
+}
