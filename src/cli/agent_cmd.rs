@@ -1,6 +1,6 @@
 //! `tai` (the REPL) and `tai -p PROMPT` (one turn): the agent on the terminal.
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -181,24 +181,20 @@ fn repl(
         config.profile,
         config.model.as_deref().unwrap_or("?")
     );
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    // the terminal gets line editing and history; piped input stays plain lines
+    let mut prompter = super::history::Prompter::new(&process_env);
     // One approver for the session, so "always" answers last until /exit.
     let mut approver = TerminalApprover::new(config.approval);
     loop {
         crate::sigint::clear();
-        let mut o = std::io::stdout().lock();
-        let _ = write!(
-            o,
+        let mut prompt = format!(
             "\ntai {}·{}> ",
             config.profile,
             config.model.as_deref().unwrap_or("?")
         );
-        let _ = o.flush();
-        drop(o);
         let mut input = String::new();
         loop {
-            match lines.next() {
+            match prompter.next_line(&std::mem::take(&mut prompt)) {
                 Some(Ok(l)) => match l.strip_suffix('\\') {
                     Some(head) => {
                         input.push_str(head);
@@ -218,9 +214,14 @@ fn repl(
                 }
             }
         }
+        let typed = input.trim_end().to_string();
         let input = input.trim();
         if input.is_empty() {
             continue;
+        }
+        // (a redaction set that cannot be read means nothing is written)
+        if let Ok(redacted) = ctx.store.redact(&typed) {
+            prompter.remember(&typed, &redacted);
         }
         if let Some(cmd) = input.strip_prefix('/') {
             let (name, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));

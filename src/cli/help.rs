@@ -100,6 +100,9 @@ Options (anywhere on the line):
 Files:
   config   $TAI_CONFIG, else $XDG_CONFIG_HOME/tai/config.toml, else ~/.config/tai/config.toml
   vault    $TAI_HOME/vault.db, else $XDG_DATA_HOME/tai/vault.db, else ~/.local/share/tai/vault.db
+  history  $XDG_STATE_HOME/tai/history, else ~/.local/state/tai/history: the REPL's lines
+           (arrows, Home/End, Ctrl-A/E/U/K/W edit; Up/Down recall). A line holding a vault
+           secret or a token, or starting with a space, is not kept
 
 Environment:
   TAI_HOME TAI_CONFIG TAI_PROFILE TAI_BASE_URL TAI_MODEL TAI_API_KEY TAI_VAULT_PASSPHRASE

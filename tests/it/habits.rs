@@ -1024,3 +1024,71 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
     let msg = &crate::support::ModelStub::tool_messages(reqs.last().unwrap())[0];
     assert!(msg.contains("no MCP tool named \"mcp_projstub_echo\""), "{msg}");
 }
+
+#[test]
+fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
+    let dir = TempDir::new("repl-edit");
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        serde_json::json!([{"text": "A1"}, {"text": "A2"}, {"text": "A3"}, {"text": "A4"}]),
+    );
+    let t = Tai::new("repl-edit-run");
+    t.run_stdin(&["vault", "secret", "set", "tok"], "vault-secret-value-77").ok();
+    let state = t.dir.path().join("state");
+    let line = format!(
+        "exec env -i PATH=\"$PATH\" HOME={} XDG_STATE_HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {}",
+        t.dir.path().join("home").display(),
+        state.display(),
+        t.home().display(),
+        t.config_path().display(),
+        model.url,
+        env!("CARGO_BIN_EXE_tai"),
+    );
+    let tmux = Tmux {
+        socket: format!("tai-it-repl-{}", std::process::id()),
+    };
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", &line]);
+    tmux.wait_for("tai default·stub-model>");
+    // the REPL waiting at its prompt is one thread
+    let pid: u32 = tmux
+        .run(&["list-panes", "-t", "t", "-F", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(crate::support::thread_count(pid), 1);
+    // arrows move the cursor instead of reaching the model as escape codes
+    tmux.run(&["send-keys", "-t", "t", "helo", "Left", "l", "Enter"]);
+    tmux.wait_for("A1");
+    // Up recalls the line; End and more text edit it
+    tmux.run(&["send-keys", "-t", "t", "Up", "End", " again", "Enter"]);
+    tmux.wait_for("A2");
+    // a line holding a vault secret, or a token, or starting with a space is not kept
+    tmux.run(&["send-keys", "-t", "t", "the value is vault-secret-value-77", "Enter"]);
+    tmux.wait_for("A3");
+    tmux.run(&["send-keys", "-t", "t", " private words", "Enter"]);
+    tmux.wait_for("A4");
+    tmux.run(&["send-keys", "-t", "t", "/exit", "Enter"]);
+    let users: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|r| {
+            let m = r["messages"].as_array().unwrap();
+            m.iter().rev().find(|x| x["role"] == "user").unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(users[0], "hello");
+    assert_eq!(users[1], "hello again");
+    let file = state.join("tai/history");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&file).unwrap_or_default().contains("hello again") {
+        assert!(std::time::Instant::now() < until, "no history at {}", file.display());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let history = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(history, "hello\nhello again\n");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+}
