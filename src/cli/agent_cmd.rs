@@ -270,6 +270,11 @@ fn repl(
                         ))?;
                     }
                 }
+                "profile" if !config.knows_profile(rest.trim()) => out(&format!(
+                    "no profile named {:?}: create it with `tai profile add {}`\n",
+                    rest.trim(),
+                    rest.trim()
+                ))?,
                 "profile" if !rest.trim().is_empty() => {
                     ctx.store.meta_set("current_profile", rest.trim())?;
                     out(&format!(

@@ -212,7 +212,7 @@ impl Context {
             profile: raw.profile.clone(),
             approval: raw.approval,
         };
-        let config = config::resolve(
+        let mut config = config::resolve(
             &paths,
             file.as_ref(),
             &config::process_env,
@@ -220,13 +220,12 @@ impl Context {
             current.as_deref(),
             |name| rows.iter().find(|r| r.name == name).cloned(),
         );
+        config
+            .known_profiles
+            .extend(rows.iter().map(|r| r.name.clone()));
         // An unknown profile is an error everywhere (it would enable servers for a phantom),
         // except in `tai profile`, where it is made or repaired.
-        let known = config.profile == config::DEFAULT_PROFILE
-            || rows.iter().any(|r| r.name == config.profile)
-            || file
-                .as_ref()
-                .is_some_and(|f| f.profiles.contains_key(&config.profile));
+        let known = config.knows_profile(&config.profile);
         if !known && !matches!(raw.command, Command::Profile(_)) {
             return Err(Failure(format!(
                 "no profile named {:?}: create it with `tai profile add {}` (see `tai profile list`)",

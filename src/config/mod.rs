@@ -125,6 +125,17 @@ pub struct Config {
     pub approval: Approval,
     /// Where the GitHub URL resolver looks.
     pub resolver: crate::resolver::Urls,
+    /// The profile names that exist (`default`, the file's, the vault's), so a tool given
+    /// a profile can refuse an unknown one. Filled by the CLI after the vault is open.
+    #[serde(skip)]
+    pub known_profiles: Vec<String>,
+}
+
+impl Config {
+    /// Whether `name` is a profile that exists (`default` always does).
+    pub fn knows_profile(&self, name: &str) -> bool {
+        name == DEFAULT_PROFILE || self.known_profiles.iter().any(|p| p == name)
+    }
 }
 
 /// Paths derived from the environment alone (no file is read).
@@ -250,6 +261,7 @@ pub fn resolve(
         api_key,
         approval: flags.approval,
         resolver: resolver_urls(f, env),
+        known_profiles: f.profiles.keys().cloned().collect(),
     }
 }
 

@@ -80,6 +80,11 @@ impl NativeTool for McpAdd {
             ));
         }
         let profile = profile_arg(ctx, args);
+        if !ctx.config.knows_profile(&profile) {
+            return ToolOutput::error(format!(
+                "no profile named {profile:?}: the user creates it with `tai profile add {profile}`"
+            ));
+        }
         let opts = intake::AddOptions {
             profile: &profile,
             replace: refresh,
@@ -170,6 +175,11 @@ impl NativeTool for McpEnable {
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
         let server = arg_str(args, "server");
         let profile = profile_arg(ctx, args);
+        if !ctx.config.knows_profile(&profile) {
+            return ToolOutput::error(format!(
+                "no profile named {profile:?}: the user creates it with `tai profile add {profile}`"
+            ));
+        }
         if let Err(e) = store::set_enabled(ctx.store, server, &profile, self.0) {
             return ToolOutput::error(e.to_string());
         }

@@ -431,6 +431,27 @@ fn profiles_set_inherit_and_unknown_names_are_errors() {
             "{args:?}: {err}"
         );
     }
+    // the REPL's /profile refuses an unknown name too (piped input: no terminal needed)
+    let dir = TempDir::new("profiles-model");
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        serde_json::json!([
+            {"tool_calls": [{"name": "mcp_enable", "arguments": "{\"server\":\"x\",\"profile\":\"ghost\"}"}]},
+            {"text": "done"}
+        ]),
+    );
+    t.env("TAI_MODEL", "m").env("TAI_BASE_URL", &model.url).env("TAI_API_KEY", "k");
+    // the model's mcp_enable with an unknown profile is refused
+    t.run(&["--yolo", "-p", "enable x for ghost"]).ok();
+    let msg = &crate::support::ModelStub::tool_messages(&model.requests()[1])[0];
+    assert!(msg.contains("no profile named \"ghost\""), "{msg}");
+    let run = t.run_stdin(&[], "/profile ghost\n/exit\n");
+    assert!(run.ok().contains("no profile named \"ghost\""), "{run:?}");
+    let current: Option<String> = t
+        .raw_db()
+        .query_row("SELECT value FROM meta WHERE key = 'current_profile'", [], |r| r.get(0))
+        .ok();
+    assert_ne!(current.as_deref(), Some("ghost"));
     t.env("TAI_PROFILE", "nope2");
     let err = t.run(&["mcp", "list"]).fails(1).to_string();
     assert!(err.contains("no profile named \"nope2\""), "{err}");
@@ -1081,14 +1102,12 @@ fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
         .collect();
     assert_eq!(users[0], "hello");
     assert_eq!(users[1], "hello again");
+    // once tai has left, the history holds the plain lines (and /exit), nothing secret
+    let left = crate::support::wait_gone(pid);
+    assert!(left.is_none() || left == Some('Z'), "tai did not leave: {left:?}");
     let file = state.join("tai/history");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !std::fs::read_to_string(&file).unwrap_or_default().contains("hello again") {
-        assert!(std::time::Instant::now() < until, "no history at {}", file.display());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let history = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(history, "hello\nhello again\n");
+    let history = std::fs::read_to_string(&file).unwrap_or_default();
+    assert_eq!(history, "hello\nhello again\n/exit\n");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
 }
