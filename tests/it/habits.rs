@@ -1111,3 +1111,45 @@ fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
 }
+
+#[test]
+fn the_repl_approval_offers_always_remember_for_an_mcp_tool() {
+    let dir = TempDir::new("repl-remember");
+    let call = serde_json::json!({"tool_calls": [{"name": "mcp_stub_echo", "arguments": "{\"text\":\"r\"}"}]});
+    let model = crate::support::ModelStub::start(
+        dir.path(),
+        serde_json::json!([call, {"text": "B1"}, call, {"text": "B2"}]),
+    );
+    let t = Tai::new("repl-remember-run");
+    t.run(&["--yolo", "mcp", "add", "stub", "--", stub_stdio(), "--era", "legacy"])
+        .ok();
+    t.run(&["mcp", "enable", "stub"]).ok();
+    let line = format!(
+        "env -i PATH=\"$PATH\" HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {}; sleep 60",
+        t.dir.path().join("home").display(),
+        t.home().display(),
+        t.config_path().display(),
+        model.url,
+        env!("CARGO_BIN_EXE_tai"),
+    );
+    let tmux = Tmux {
+        socket: format!("tai-it-remember-{}", std::process::id()),
+    };
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "200", "-y", "50", &line]);
+    tmux.wait_for("tai default·stub-model>");
+    tmux.run(&["send-keys", "-t", "t", "echo it", "Enter"]);
+    tmux.wait_for("[r]emember: always (remember)");
+    tmux.run(&["send-keys", "-t", "t", "r", "Enter"]);
+    tmux.wait_for("B1");
+    tmux.run(&["send-keys", "-t", "t", "/exit", "Enter"]);
+    // the trust outlives the session: the next run asks nothing (no terminal, no flag)
+    let v = get_json(&t, "stub");
+    let echo = v["tools"].as_array().unwrap().iter().find(|x| x["name"] == "echo").unwrap().clone();
+    assert_eq!(echo["trusted"], true, "{v}");
+    let mut t = t;
+    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    let run = t.run(&["-p", "again"]);
+    assert!(run.ok().contains("B2"), "{run:?}");
+    let msg = &crate::support::ModelStub::tool_messages(&model.requests()[3])[0];
+    assert_eq!(msg, "r");
+}
