@@ -312,11 +312,15 @@ impl<'a> Agent<'a> {
             .is_some_and(|t| {
                 let pin = crate::mcp::trust::current_pin(ctx.store, &t.server, &t.tool);
                 pin.ok().flatten().is_some_and(|p| {
-                    p.starts_with(&t.pin) && crate::mcp::trust::is_trusted(ctx.store, &t.server, &t.tool, &p)
+                    p.starts_with(&t.pin)
+                        && crate::mcp::trust::is_trusted(ctx.store, &t.server, &t.tool, &p)
                 })
             });
         if trusted {
-            ui.note(&format!("trusted: {} (`tai mcp untrust` to ask again)", def.name));
+            ui.note(&format!(
+                "trusted: {} (`tai mcp untrust` to ask again)",
+                def.name
+            ));
         }
         if !safe && !trusted {
             let bridged = self.bridge.as_ref().and_then(|b| b.find(&def.name));

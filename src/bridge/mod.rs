@@ -215,16 +215,16 @@ impl Bridge {
             return Ok(());
         }
         let (entry, resolved) = dispatch::prepare(store, server, None, approver, env)?;
-        let client =
-            McpClient::connect(
-                &resolved.spec,
-                entry.protocol,
-                entry.options.timeouts(self.timeouts),
-            ).map_err(|e| {
-                store
-                    .redact(&e.to_string())
-                    .unwrap_or_else(|_| "the server could not be started".into())
-            })?;
+        let client = McpClient::connect(
+            &resolved.spec,
+            entry.protocol,
+            entry.options.timeouts(self.timeouts),
+        )
+        .map_err(|e| {
+            store
+                .redact(&e.to_string())
+                .unwrap_or_else(|_| "the server could not be started".into())
+        })?;
         self.conns.insert(server.to_string(), client);
         self.recheck(store, server);
         Ok(())

@@ -121,7 +121,8 @@ fn one_turn(
         s
     } else {
         // text piped in joins the prompt as a fenced block (capped, with a note when cut)
-        let (data, total) = super::piped::read_stdin(super::piped::PIPED_MAX, super::piped::PIPED_WAIT)?;
+        let (data, total) =
+            super::piped::read_stdin(super::piped::PIPED_MAX, super::piped::PIPED_WAIT)?;
         let (prompt, note) = super::piped::append(prompt, &data, total, super::piped::PIPED_MAX);
         if let Some(n) = note {
             eprintln!("tai: note: {n}");

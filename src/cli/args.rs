@@ -34,7 +34,9 @@ pub enum Command {
     /// The agent: `tai` (the REPL) or `tai -p PROMPT` (one turn).
     Chat(ChatArgs),
     /// `tai --serve-mcp-stdio [--serve-tools LIST]`: serve MCP over stdio.
-    ServeStdio { tools: Option<Vec<String>> },
+    ServeStdio {
+        tools: Option<Vec<String>>,
+    },
     /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR] [--serve-tools LIST]`: serve
     /// MCP over HTTP.
     ServeHttp {
@@ -561,7 +563,11 @@ impl Parser {
             }
             "set" => {
                 let mut words = Vec::new();
-                for what in ["a profile NAME", "a KEY (model, base_url, api_key_secret)", "a VALUE"] {
+                for what in [
+                    "a profile NAME",
+                    "a KEY (model, base_url, api_key_secret)",
+                    "a VALUE",
+                ] {
                     match self.positional(what, "profile")? {
                         Ok(w) => words.push(w),
                         Err(t) => return Ok(Command::Help(t)),
@@ -847,7 +853,11 @@ impl Parser {
     /// [--connect-timeout S] [--call-timeout S] [-- CMD ARGS…]` (also `NAME CMD ARGS…` and
     /// `NAME URL`), and `tai mcp add-json NAME JSON`.
     fn mcp_add(&mut self, sub: &str) -> Result<Command> {
-        let ctx = if sub == "add" { "mcp add" } else { "mcp add-json" };
+        let ctx = if sub == "add" {
+            "mcp add"
+        } else {
+            "mcp add-json"
+        };
         let mut pos: Vec<String> = Vec::new();
         let (mut json, mut name, mut replace, mut pick) = (false, None, false, None);
         let (mut env, mut env_vars, mut headers) = (Vec::new(), Vec::new(), Vec::new());
@@ -855,7 +865,13 @@ impl Parser {
         loop {
             match self.next()? {
                 Step::End => break,
-                Step::Help => return Ok(Command::Help(if sub == "add" { "mcp add" } else { "mcp add-json" })),
+                Step::Help => {
+                    return Ok(Command::Help(if sub == "add" {
+                        "mcp add"
+                    } else {
+                        "mcp add-json"
+                    }));
+                }
                 Step::Arg(Value(v)) => {
                     pos.push(string(v, "argument")?);
                     // `NAME CMD ARGS…`: everything after the command is its own
@@ -1004,7 +1020,8 @@ impl Parser {
             (Some(u), true) => {
                 if !env.is_empty() || !env_vars.is_empty() {
                     return Err(UsageError(
-                        "-e and --env-var set a command's environment; an HTTP server takes -H".into(),
+                        "-e and --env-var set a command's environment; an HTTP server takes -H"
+                            .into(),
                     ));
                 }
                 let h: serde_json::Map<String, serde_json::Value> =

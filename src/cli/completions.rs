@@ -4,11 +4,31 @@
 use super::import_cmd::tool_names;
 
 /// Top-level commands.
-const COMMANDS: &[&str] = &["status", "profile", "vault", "mcp", "help", "completions", "man"];
+const COMMANDS: &[&str] = &[
+    "status",
+    "profile",
+    "vault",
+    "mcp",
+    "help",
+    "completions",
+    "man",
+];
 /// Flags of `tai` itself (and the globals).
 const TOP_FLAGS: &[&str] = &[
-    "-p", "--prompt", "--json", "--continue", "--max-steps", "--profile", "--auto", "--yolo",
-    "--help", "--version", "--serve-mcp", "--serve-mcp-stdio", "--mcp-port", "--mcp-bind",
+    "-p",
+    "--prompt",
+    "--json",
+    "--continue",
+    "--max-steps",
+    "--profile",
+    "--auto",
+    "--yolo",
+    "--help",
+    "--version",
+    "--serve-mcp",
+    "--serve-mcp-stdio",
+    "--mcp-port",
+    "--mcp-bind",
     "--serve-tools",
 ];
 /// Subcommands of each command.
@@ -23,19 +43,50 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("completions", &["bash", "zsh", "fish"]),
-    ("help", &["status", "profile", "vault", "mcp", "serve", "completions", "man"]),
+    (
+        "help",
+        &[
+            "status",
+            "profile",
+            "vault",
+            "mcp",
+            "serve",
+            "completions",
+            "man",
+        ],
+    ),
 ];
 /// Flags after a command.
 const COMMAND_FLAGS: &[(&str, &[&str])] = &[
     ("status", &["--json"]),
-    ("profile", &["--json", "--model", "--base-url", "--api-key-secret"]),
+    (
+        "profile",
+        &["--json", "--model", "--base-url", "--api-key-secret"],
+    ),
     ("vault", &["--json", "--limit", "--verify"]),
     (
         "mcp",
         &[
-            "--json", "--name", "--replace", "--pick", "-e", "--env", "--env-var", "-H",
-            "--header", "--url", "--connect-timeout", "--call-timeout", "--check", "--format",
-            "--protocol", "--call", "--args", "--repeat", "--probe-timeout", "--anywhere",
+            "--json",
+            "--name",
+            "--replace",
+            "--pick",
+            "-e",
+            "--env",
+            "--env-var",
+            "-H",
+            "--header",
+            "--url",
+            "--connect-timeout",
+            "--call-timeout",
+            "--check",
+            "--format",
+            "--protocol",
+            "--call",
+            "--args",
+            "--repeat",
+            "--probe-timeout",
+            "--anywhere",
         ],
     ),
 ];
@@ -45,7 +96,10 @@ fn words(list: &[&str]) -> String {
 }
 
 fn lookup<'a>(table: &'a [(&str, &'a [&str])], key: &str) -> &'a [&'a str] {
-    table.iter().find(|(k, _)| *k == key).map_or(&[], |(_, v)| v)
+    table
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(&[], |(_, v)| v)
 }
 
 pub fn script(shell: &str) -> String {
@@ -135,7 +189,8 @@ fi
 }
 
 fn fish() -> String {
-    let mut s = String::from("# fish completion for tai (tai completions fish)\ncomplete -c tai -f\n");
+    let mut s =
+        String::from("# fish completion for tai (tai completions fish)\ncomplete -c tai -f\n");
     let commands = words(COMMANDS);
     s.push_str(&format!(
         "complete -c tai -n 'not __fish_seen_subcommand_from {commands}' -a '{commands}'\n"
@@ -148,7 +203,10 @@ fn fish() -> String {
         s.push_str(&format!(
             "complete -c tai -n '__fish_seen_subcommand_from {cmd}; and not __fish_seen_subcommand_from {subs}' -a '{subs}'\n"
         ));
-        for flag in lookup(COMMAND_FLAGS, cmd).iter().filter(|f| f.starts_with("--")) {
+        for flag in lookup(COMMAND_FLAGS, cmd)
+            .iter()
+            .filter(|f| f.starts_with("--"))
+        {
             s.push_str(&format!(
                 "complete -c tai -n '__fish_seen_subcommand_from {cmd}' -l {}\n",
                 &flag[2..]

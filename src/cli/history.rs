@@ -23,11 +23,25 @@ pub fn path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 /// redaction; it differs when the line holds a known secret.
 pub fn may_keep(line: &str, redacted: &str) -> bool {
     const TOKEN_PREFIXES: &[&str] = &[
-        "sk-", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "AKIA", "glpat-",
-        "hf_", "AIza",
+        "sk-",
+        "ghp_",
+        "gho_",
+        "ghs_",
+        "github_pat_",
+        "xoxb-",
+        "xoxp-",
+        "AKIA",
+        "glpat-",
+        "hf_",
+        "AIza",
     ];
-    let looks_secret = line.split(|c: char| c.is_whitespace() || c == '=' || c == '"' || c == '\'')
-        .any(|w| TOKEN_PREFIXES.iter().any(|p| w.starts_with(p) && w.len() >= p.len() + 8));
+    let looks_secret = line
+        .split(|c: char| c.is_whitespace() || c == '=' || c == '"' || c == '\'')
+        .any(|w| {
+            TOKEN_PREFIXES
+                .iter()
+                .any(|p| w.starts_with(p) && w.len() >= p.len() + 8)
+        });
     !line.trim().is_empty()
         && !line.starts_with(' ')
         && !line.contains('\n')
@@ -68,9 +82,21 @@ mod tests {
     fn what_is_kept() {
         for (line, redacted, keep) in [
             ("explain main.rs", "explain main.rs", true),
-            ("use the key sk-abcdefgh12345", "use the key sk-abcdefgh12345", false),
-            ("token=ghp_0123456789abcdef", "token=ghp_0123456789abcdef", false),
-            ("my vault value hunter2-long", "my vault value [secret:x]", false),
+            (
+                "use the key sk-abcdefgh12345",
+                "use the key sk-abcdefgh12345",
+                false,
+            ),
+            (
+                "token=ghp_0123456789abcdef",
+                "token=ghp_0123456789abcdef",
+                false,
+            ),
+            (
+                "my vault value hunter2-long",
+                "my vault value [secret:x]",
+                false,
+            ),
             (" private line", " private line", false),
             ("", "", false),
             ("sk- is a prefix", "sk- is a prefix", true),
@@ -81,7 +107,10 @@ mod tests {
             "HOME" => Some("/home/me".to_string()),
             _ => None,
         };
-        assert_eq!(path(&env), Some(PathBuf::from("/home/me/.local/state/tai/history")));
+        assert_eq!(
+            path(&env),
+            Some(PathBuf::from("/home/me/.local/state/tai/history"))
+        );
         let xdg = |k: &str| (k == "XDG_STATE_HOME").then(|| "/s".to_string());
         assert_eq!(path(&xdg), Some(PathBuf::from("/s/tai/history")));
     }

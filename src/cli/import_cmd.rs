@@ -39,7 +39,10 @@ pub const LOCATIONS: &[(&str, &[&str])] = &[
     ),
     ("codex", &["~/.codex/config.toml"]),
     ("windsurf", &["~/.codeium/windsurf/mcp_config.json"]),
-    ("gemini", &["~/.gemini/settings.json", "@/.gemini/settings.json"]),
+    (
+        "gemini",
+        &["~/.gemini/settings.json", "@/.gemini/settings.json"],
+    ),
 ];
 
 /// The tool names, for help and completions.
@@ -51,8 +54,7 @@ pub fn tool_names() -> Vec<&'static str> {
 /// or starts like a path (`/`, `./`, `../`, `~/`). An existing executable is a command.
 pub fn looks_like_path(source: &str) -> bool {
     let s = source.trim();
-    if s.is_empty() || s.contains(char::is_whitespace) || s.contains("://") || s.starts_with('{')
-    {
+    if s.is_empty() || s.contains(char::is_whitespace) || s.contains("://") || s.starts_with('{') {
         return false;
     }
     let ext = [".json", ".jsonc", ".toml", ".yaml", ".yml"];
@@ -206,8 +208,8 @@ pub struct Origin {
 
 /// A config file's servers as text tai normalizes (`None`: it holds none).
 pub fn file_origin(file: &Path, cwd: &Path) -> Result<Option<String>> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Failure(format!("{}: {e}", file.display())))?;
+    let text =
+        std::fs::read_to_string(file).map_err(|e| Failure(format!("{}: {e}", file.display())))?;
     if file.extension().is_some_and(|e| e == "toml") {
         // Codex's config.toml: only its [mcp_servers.*] (a syntax error is the normalizer's)
         let Ok(mut doc) = toml::from_str::<toml::Table>(&text) else {
@@ -273,13 +275,15 @@ pub fn origins(what: &str) -> Result<Vec<Origin>> {
     // a repository's own config (`.mcp.json`, `.vscode/mcp.json`, …) stays tied to it
     let project = file.as_ref().and_then(|f| {
         let f = std::fs::canonicalize(f).ok()?;
-        crate::config::project::PROJECT_FILES.iter().find_map(|(rel, _)| {
-            let mut root = f.clone();
-            for _ in Path::new(rel).components() {
-                root.pop();
-            }
-            (root.join(rel) == f).then_some(root)
-        })
+        crate::config::project::PROJECT_FILES
+            .iter()
+            .find_map(|(rel, _)| {
+                let mut root = f.clone();
+                for _ in Path::new(rel).components() {
+                    root.pop();
+                }
+                (root.join(rel) == f).then_some(root)
+            })
     });
     Ok(vec![Origin {
         label: file.map_or_else(|| "stdin".to_string(), |f| f.display().to_string()),
@@ -391,7 +395,15 @@ mod tests {
     fn every_tool_has_locations() {
         assert_eq!(
             tool_names(),
-            ["claude-desktop", "claude-code", "cursor", "vscode", "codex", "windsurf", "gemini"]
+            [
+                "claude-desktop",
+                "claude-code",
+                "cursor",
+                "vscode",
+                "codex",
+                "windsurf",
+                "gemini"
+            ]
         );
     }
 }

@@ -9,7 +9,7 @@
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 
-use nix::sys::termios::{self, LocalFlags, InputFlags, SetArg};
+use nix::sys::termios::{self, InputFlags, LocalFlags, SetArg};
 
 /// One key press.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,9 +313,18 @@ mod tests {
             (b"\x1b[200~", &[Key::Other]),
             ("é🔑".as_bytes(), &[Key::Char('é'), Key::Char('🔑')]),
             (b"\x7f\r", &[Key::Backspace, Key::Enter]),
-            (b"\x01\x05\x15\x0b\x17\x03\x04", &[
-                Key::Home, Key::End, Key::KillStart, Key::KillEnd, Key::KillWord, Key::Cancel, Key::Eof,
-            ]),
+            (
+                b"\x01\x05\x15\x0b\x17\x03\x04",
+                &[
+                    Key::Home,
+                    Key::End,
+                    Key::KillStart,
+                    Key::KillEnd,
+                    Key::KillWord,
+                    Key::Cancel,
+                    Key::Eof,
+                ],
+            ),
         ];
         for (bytes, want) in cases {
             for cut in 0..=bytes.len() {
@@ -344,11 +353,23 @@ mod tests {
             ([chars("abc"), vec![Home], chars("x")].concat(), "xabc"),
             ([chars("abc"), vec![Home, Right, Delete]].concat(), "ac"),
             ([chars("abc"), vec![Backspace, Backspace]].concat(), "a"),
-            ([chars("one two three"), vec![KillWord]].concat(), "one two "),
-            ([chars("one two"), vec![Left, Left, KillEnd]].concat(), "one t"),
-            ([chars("one two"), vec![Left, Left, KillStart]].concat(), "wo"),
+            (
+                [chars("one two three"), vec![KillWord]].concat(),
+                "one two ",
+            ),
+            (
+                [chars("one two"), vec![Left, Left, KillEnd]].concat(),
+                "one t",
+            ),
+            (
+                [chars("one two"), vec![Left, Left, KillStart]].concat(),
+                "wo",
+            ),
             ([vec![Backspace, Left, Delete], chars("ok")].concat(), "ok"),
-            ([chars("ab"), vec![Left, Left, Left, End], chars("c")].concat(), "abc"),
+            (
+                [chars("ab"), vec![Left, Left, Left, End], chars("c")].concat(),
+                "abc",
+            ),
         ];
         for (keys, want) in cases {
             let mut ed = Editor::new(Vec::new());

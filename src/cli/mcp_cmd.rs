@@ -51,7 +51,11 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                     let workspace =
                         crate::config::project::repo_root(&here, &exists).unwrap_or(here);
                     let vars = import_cmd::editor_vars(&workspace);
-                    paste.normalized.entries.iter_mut().for_each(|e| vars.apply_entry(e));
+                    paste
+                        .normalized
+                        .entries
+                        .iter_mut()
+                        .for_each(|e| vars.apply_entry(e));
                     import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
                     if *explicit {
                         paste.source = "explicit".into();
@@ -66,7 +70,15 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                 e.options.call_timeout_ms = ms(call_timeout).or(e.options.call_timeout_ms);
             }
             let mut summary = Summary::default();
-            add_paste(&mut ctx, paste, name.as_deref(), *replace, *json, true, &mut summary)?;
+            add_paste(
+                &mut ctx,
+                paste,
+                name.as_deref(),
+                *replace,
+                *json,
+                true,
+                &mut summary,
+            )?;
             summary.finish(&ctx, *json, true)
         }
         McpCmd::Resolve { url, pick, json } => {
@@ -108,7 +120,9 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             let mut ctx = load()?;
             ctx.unlock()?;
             let row = store::load(&ctx.store, server)?.ok_or_else(|| {
-                Failure(format!("no MCP server named {server:?} (see `tai mcp list`)"))
+                Failure(format!(
+                    "no MCP server named {server:?} (see `tai mcp list`)"
+                ))
             })?;
             let v = server_view::server_json(&ctx.store, &row)?;
             if *json {
@@ -139,10 +153,13 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             let mut ctx = load()?;
             let names = crate::mcp::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
             for n in &names {
-                ctx.store.audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
+                ctx.store
+                    .audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
             }
             if json_out {
-                return Ok(super::render::out_json(&json!({"server": server, "trusted": names}))?);
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "trusted": names}),
+                )?);
             }
             Ok(out(&format!(
                 "trusted {server}: {} (calls go without asking while each stays as it is now; `tai mcp untrust {server} {tool}` undoes it)\n",
@@ -152,9 +169,15 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
         McpCmd::Untrust { server, tool } => {
             let mut ctx = load()?;
             let n = crate::mcp::trust::untrust(&ctx.store, server, tool)?;
-            ctx.store.audit(Event::new("mcp-trust", &format!("{server}/{tool}"), "untrusted"))?;
+            ctx.store.audit(Event::new(
+                "mcp-trust",
+                &format!("{server}/{tool}"),
+                "untrusted",
+            ))?;
             if json_out {
-                return Ok(super::render::out_json(&json!({"server": server, "untrusted": n}))?);
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "untrusted": n}),
+                )?);
             }
             Ok(out(&format!("{server}/{tool}: {n} trust(s) removed\n"))?)
         }
@@ -173,7 +196,9 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             })?;
             let verb = if on { "enabled" } else { "disabled" };
             if json_out {
-                return Ok(super::render::out_json(&json!({"server": server, "profile": ctx.config.profile, "enabled": on}))?);
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "profile": ctx.config.profile, "enabled": on}),
+                )?);
             }
             Ok(out(&format!(
                 "{server}: {verb} for profile {}\n",
@@ -200,7 +225,9 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             ctx.store
                 .audit(Event::new("mcp-remove", server, "removed"))?;
             if json_out {
-                return Ok(super::render::out_json(&json!({"server": server, "removed": true}))?);
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "removed": true}),
+                )?);
             }
             Ok(out(&format!("removed {server}\n"))?)
         }
@@ -209,7 +236,9 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             let mut ctx = load()?;
             let report = crate::bridge::approve(&mut ctx.store, server, tool).map_err(Failure)?;
             if json_out {
-                return Ok(super::render::out_json(&json!({"server": server, "tool": tool, "approved": true}))?);
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "tool": tool, "approved": true}),
+                )?);
             }
             Ok(out(&format!(
                 "{report}approved {server}/{tool}: it is offered again\n"
@@ -370,11 +399,7 @@ impl Summary {
                 eprintln!("tai: skipped {k}: {why}");
             }
             if !single || added.len() + skipped.len() > 1 {
-                eprintln!(
-                    "tai: {} added, {} skipped",
-                    added.len(),
-                    skipped.len()
-                );
+                eprintln!("tai: {} added, {} skipped", added.len(), skipped.len());
             }
         }
         if added.is_empty() || !skipped.is_empty() {
@@ -484,7 +509,11 @@ fn list(ctx: &mut Context, json: bool, check: bool) -> Result {
                 row.entry.name.clone(),
                 v["transport"].as_str().unwrap_or("").to_string(),
                 target,
-                if on.is_empty() { "-".into() } else { on.join(",") },
+                if on.is_empty() {
+                    "-".into()
+                } else {
+                    on.join(",")
+                },
                 format!("{tools} ({pinned} pinned)"),
             ];
             if check {
@@ -498,7 +527,13 @@ fn list(ctx: &mut Context, json: bool, check: bool) -> Result {
             cells
         })
         .collect();
-    let mut header = vec!["SERVER", "TRANSPORT", "COMMAND / URL", "ENABLED FOR", "TOOLS"];
+    let mut header = vec![
+        "SERVER",
+        "TRANSPORT",
+        "COMMAND / URL",
+        "ENABLED FOR",
+        "TOOLS",
+    ];
     if check {
         header.push("STATUS");
     }

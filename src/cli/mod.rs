@@ -3,8 +3,8 @@
 //! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run.
 
 mod agent_cmd;
-mod completions;
 pub mod args;
+mod completions;
 mod help;
 mod help_mcp;
 mod history;

@@ -31,11 +31,7 @@ pub fn append(prompt: &str, piped: &[u8], total: usize, cap: usize) -> (String, 
     let kept = &text[..end];
     let cut = end < text.len() || total > piped.len();
     // A fence longer than any run of backticks inside, so the block cannot be closed early.
-    let longest = kept
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = kept.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     let mut s = format!("{prompt}\n\n{fence}text\n{}", kept.trim_end_matches('\n'));
     s.push_str(&format!("\n{fence}\n"));
@@ -107,7 +103,13 @@ mod tests {
             ("sum", "", 100, "sum", false),
             ("sum", " \n\n", 100, "sum", false),
             ("sum", "a\nb\n", 100, "sum\n\n```text\na\nb\n```\n", false),
-            ("q", "has ``` inside", 100, "q\n\n````text\nhas ``` inside\n````\n", false),
+            (
+                "q",
+                "has ``` inside",
+                100,
+                "q\n\n````text\nhas ``` inside\n````\n",
+                false,
+            ),
             (
                 "q",
                 "abcdef",
@@ -116,7 +118,13 @@ mod tests {
                 true,
             ),
             // a cut never splits a character
-            ("q", "ééé", 3, "q\n\n```text\né\n```\n(the piped input was cut to its first 0 KB (6 bytes arrived))\n", true),
+            (
+                "q",
+                "ééé",
+                3,
+                "q\n\n```text\né\n```\n(the piped input was cut to its first 0 KB (6 bytes arrived))\n",
+                true,
+            ),
         ];
         for (prompt, piped, cap, want, cut) in cases {
             let (got, note) = append(prompt, piped.as_bytes(), piped.len(), *cap);
@@ -125,6 +133,9 @@ mod tests {
         }
         // the reader stopped at the cap: more arrived than was kept
         let (got, note) = append("q", b"abc", 10_000, 1024);
-        assert!(got.ends_with("(10000 bytes arrived))\n") && note.is_some(), "{got}");
+        assert!(
+            got.ends_with("(10000 bytes arrived))\n") && note.is_some(),
+            "{got}"
+        );
     }
 }

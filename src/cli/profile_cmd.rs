@@ -78,7 +78,9 @@ pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
                 detail: Some(key.clone()),
                 ..Event::new("profile", name, "set")
             })?;
-            let shown = value.map_or("(unset: the top-level setting applies)".to_string(), |v| v.to_string());
+            let shown = value.map_or("(unset: the top-level setting applies)".to_string(), |v| {
+                v.to_string()
+            });
             out(&format!("{name}: {key} = {shown}\n"))?;
             Ok(())
         }

@@ -52,7 +52,8 @@ pub fn offer(ctx: &mut Context, ask: bool) -> Result {
         );
         let text = std::fs::read(&c.path).unwrap_or_default();
         let hash = crate::entropy::hex(&Sha256::digest(&text));
-        let declined = ctx.store.meta_text(&declined_key(&c.path))?.as_deref() == Some(hash.as_str());
+        let declined =
+            ctx.store.meta_text(&declined_key(&c.path))?.as_deref() == Some(hash.as_str());
         if !ask || declined || !crate::term::has_tty() {
             eprintln!(
                 "tai: import them with `tai mcp import {shown}` (each is shown and asked for; they stay tied to this project)"
@@ -74,8 +75,8 @@ pub fn offer(ctx: &mut Context, ask: bool) -> Result {
             project: Some(c.root.clone()),
         };
         // a skipped server was reported by the summary; the REPL goes on
-        let added = super::mcp_cmd::import_origins(ctx, vec![origin], false, false)
-            .unwrap_or_else(|e| {
+        let added =
+            super::mcp_cmd::import_origins(ctx, vec![origin], false, false).unwrap_or_else(|e| {
                 eprintln!("tai: {e}");
                 Vec::new()
             });

@@ -224,7 +224,12 @@ pub fn get_text(v: &Value) -> String {
                 err["time"].as_str().unwrap_or(""),
                 err["kind"].as_str().unwrap_or(""),
                 err["outcome"].as_str().unwrap_or(""),
-                err["detail"].as_str().unwrap_or("").lines().next().unwrap_or("")
+                err["detail"]
+                    .as_str()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
             ),
         );
     }
@@ -325,7 +330,11 @@ pub fn export(rows: &[ServerRow], format: &str) -> (String, Vec<String>) {
                 o.insert("url".into(), url.clone().into());
                 let h = keep(headers);
                 if !h.is_empty() {
-                    let key = if format == "codex" { "http_headers" } else { "headers" };
+                    let key = if format == "codex" {
+                        "http_headers"
+                    } else {
+                        "headers"
+                    };
                     o.insert(key.into(), json!(h));
                 }
             }
@@ -417,16 +426,28 @@ mod tests {
         );
         for format in ["claude", "vscode", "codex"] {
             let (text, notes) = export(&original, format);
-            assert!(!text.contains("sk-literal") && !text.contains("\"lit\""), "{format}: {text}");
+            assert!(
+                !text.contains("sk-literal") && !text.contains("\"lit\""),
+                "{format}: {text}"
+            );
             assert_eq!(notes.len(), 2, "{format}: {notes:?}");
             let back = normalize(&text, false).unwrap_or_else(|e| panic!("{format}: {e}\n{text}"));
             assert!(back.refused.is_empty(), "{format}: {back:?}");
             let mem = back.entries.iter().find(|e| e.name == "mem").unwrap();
-            let Leg::Stdio { command, args, env, .. } = &mem.leg else {
+            let Leg::Stdio {
+                command, args, env, ..
+            } = &mem.leg
+            else {
                 panic!("{format}: stdio")
             };
-            assert_eq!((command.as_str(), args.clone()), ("npx", vec!["-y".to_string(), "srv".into()]));
-            assert_eq!(env["API_KEY"], "${API_KEY}", "{format}: secrets as ${{NAME}}");
+            assert_eq!(
+                (command.as_str(), args.clone()),
+                ("npx", vec!["-y".to_string(), "srv".into()])
+            );
+            assert_eq!(
+                env["API_KEY"], "${API_KEY}",
+                "{format}: secrets as ${{NAME}}"
+            );
             assert_eq!(env["HOME_DIR"], "${HOME}");
             assert_eq!(
                 (mem.options.connect_timeout_ms, mem.options.call_timeout_ms),

@@ -83,7 +83,10 @@ mod tests {
             ("${workspaceFolderBasename}", "proj"),
             ("${userHome}${pathSeparator}x", "/home/me/x"),
             ("${userHome}${/}y", "/home/me/y"),
-            ("${input:key} ${HOME} ${env:A}", "${input:key} ${HOME} ${env:A}"),
+            (
+                "${input:key} ${HOME} ${env:A}",
+                "${input:key} ${HOME} ${env:A}",
+            ),
             ("${workspaceFolder", "${workspaceFolder"),
         ] {
             assert_eq!(v.apply(text), want, "{text}");
@@ -104,11 +107,22 @@ mod tests {
             user_home: "/h".into(),
         }
         .apply_entry(&mut e);
-        let Leg::Stdio { command, args, env, cwd } = &e.leg else {
+        let Leg::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = &e.leg
+        else {
             panic!("stdio")
         };
         assert_eq!(
-            (command.as_str(), args[0].as_str(), env["ROOT"].as_str(), cwd.as_deref()),
+            (
+                command.as_str(),
+                args[0].as_str(),
+                env["ROOT"].as_str(),
+                cwd.as_deref()
+            ),
             ("/h/bin/srv", "/p", "/p", Some("/p"))
         );
         assert_eq!(e.options.env_file.as_deref(), Some("/p/.env"));

@@ -443,7 +443,8 @@ fn json_entry(
     let mut e = entry(name.to_string(), leg);
     for (k, v) in o {
         match k.as_str() {
-            "command" | "args" | "env" | "cwd" | "url" | "serverUrl" | "httpUrl" | "headers" | "type" | "transport" => {}
+            "command" | "args" | "env" | "cwd" | "url" | "serverUrl" | "httpUrl" | "headers"
+            | "type" | "transport" => {}
             "protocol" => {
                 e.protocol = v.as_str().and_then(EraChoice::parse).ok_or_else(|| {
                     format!("{label}: \"protocol\" must be auto, 2025-11-25 or 2026-07-28")
@@ -457,11 +458,13 @@ fn json_entry(
                 Some(path) => e.options.env_file = Some(cursor_to_plain(path)),
                 None => return Err(format!("{label}: \"envFile\" must be a path")),
             },
-            "startup_timeout_sec" | "startup_timeout_ms" | "initTimeout" | "tool_timeout_sec"
+            "startup_timeout_sec"
+            | "startup_timeout_ms"
+            | "initTimeout"
+            | "tool_timeout_sec"
             | "timeout" => {
-                let ms = timeout_ms(k, v).ok_or_else(|| {
-                    format!("{label}: \"{k}\" must be a positive number")
-                })?;
+                let ms = timeout_ms(k, v)
+                    .ok_or_else(|| format!("{label}: \"{k}\" must be a positive number"))?;
                 let ms = bounded_ms(ms).unwrap_or_else(|max| {
                     notes.push(format!(
                         "{label}: \"{k}\" is above MCP_TIMEOUT_MAX; {} s is used",
@@ -474,7 +477,9 @@ fn json_entry(
                     _ => e.options.connect_timeout_ms = Some(ms),
                 }
             }
-            other => notes.push(format!("{label}: dropped the field {other:?} (tai has no use for it)")),
+            other => notes.push(format!(
+                "{label}: dropped the field {other:?} (tai has no use for it)"
+            )),
         }
     }
     Ok(e)
@@ -788,7 +793,10 @@ protocol = "2026-07-28"
             "{notes}"
         );
         assert_eq!(
-            (docs.options.connect_timeout_ms, docs.options.call_timeout_ms),
+            (
+                docs.options.connect_timeout_ms,
+                docs.options.call_timeout_ms
+            ),
             (Some(20_000), Some(60_000))
         );
         assert!(!notes.contains("timeout"), "{notes}");

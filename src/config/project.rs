@@ -77,7 +77,11 @@ mod tests {
             // above the repository root is never read
             ("/r/a", &["/r/a/.git", "/r/.mcp.json"], &[]),
             // no repository: the current directory only
-            ("/x/y", &["/x/.mcp.json", "/x/y/.mcp.json"], &["/x/y/.mcp.json"]),
+            (
+                "/x/y",
+                &["/x/.mcp.json", "/x/y/.mcp.json"],
+                &["/x/y/.mcp.json"],
+            ),
             ("/x/y", &[], &[]),
         ];
         for (cwd, files, want) in cases {

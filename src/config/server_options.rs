@@ -40,7 +40,9 @@ impl ServerOptions {
             connect: self
                 .connect_timeout_ms
                 .map_or(base.connect, Duration::from_millis),
-            call: self.call_timeout_ms.map_or(base.call, Duration::from_millis),
+            call: self
+                .call_timeout_ms
+                .map_or(base.call, Duration::from_millis),
             probe: base.probe,
         }
     }
@@ -66,10 +68,7 @@ mod tests {
             ..ServerOptions::default()
         };
         let t = o.timeouts(base);
-        assert_eq!(
-            (t.connect, t.call),
-            (Duration::from_secs(40), base.call)
-        );
+        assert_eq!((t.connect, t.call), (Duration::from_secs(40), base.call));
         assert_eq!(bounded_ms(600_000), Ok(600_000));
         assert_eq!(bounded_ms(600_001), Err(600_000));
     }

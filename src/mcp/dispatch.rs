@@ -112,7 +112,8 @@ pub fn call(
         &resolved.spec,
         entry.protocol,
         entry.options.timeouts(timeouts),
-    ).and_then(|mut c| {
+    )
+    .and_then(|mut c| {
         let r = c.call_tool(tool, arguments);
         c.close();
         r

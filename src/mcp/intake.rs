@@ -221,19 +221,20 @@ pub fn add(
             .err()
             .unwrap_or_else(|| format!("{what}: not approved; nothing was stored")));
     }
-    let (tools, era, server) = verify(&resolved.spec, entry, entry.options.timeouts(opts.timeouts)).map_err(|e| {
-        let text = store
-            .redact(&e)
-            .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
-        let _ = store.audit(Event {
-            detail: Some(text.clone()),
-            ..Event::new("mcp-add", &entry.name, "verify-failed")
-        });
-        format!(
-            "{}: the live check failed, nothing was stored:\n{text}",
-            entry.name
-        )
-    })?;
+    let (tools, era, server) = verify(&resolved.spec, entry, entry.options.timeouts(opts.timeouts))
+        .map_err(|e| {
+            let text = store
+                .redact(&e)
+                .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
+            let _ = store.audit(Event {
+                detail: Some(text.clone()),
+                ..Event::new("mcp-add", &entry.name, "verify-failed")
+            });
+            format!(
+                "{}: the live check failed, nothing was stored:\n{text}",
+                entry.name
+            )
+        })?;
     let enable = entry.enabled.map(|on| (opts.profile, on));
     store::save(
         store,

@@ -217,7 +217,10 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
     .map_err(sql("removing a server"))?;
     // Reviews kept for drifted tools (`mcp.approved.NAME.TOOL`); compared as a prefix, not
     // with LIKE, whose `_` would match other servers' names.
-    for prefix in [format!("mcp.approved.{name}."), format!("mcp.trust.{name}.")] {
+    for prefix in [
+        format!("mcp.approved.{name}."),
+        format!("mcp.trust.{name}."),
+    ] {
         tx.execute(
             "DELETE FROM meta WHERE substr(key, 1, ?1) = ?2",
             params![prefix.len() as i64, prefix],

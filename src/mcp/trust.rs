@@ -48,7 +48,9 @@ pub fn trust(store: &Store, server: &str, tool: &str) -> Result<Vec<String>, Str
         .map_err(|e| e.to_string())?
         .is_none()
     {
-        return Err(format!("no MCP server named {server:?} (see `tai mcp list`)"));
+        return Err(format!(
+            "no MCP server named {server:?} (see `tai mcp list`)"
+        ));
     }
     let names: Vec<String> = if tool == "*" {
         store::tools(store, server)
@@ -112,5 +114,7 @@ pub fn state(store: &Store, server: &str, tool: &str) -> vault::Result<Option<bo
     let Some(kept) = kept else {
         return Ok(None);
     };
-    Ok(Some(current_pin(store, server, tool)?.as_deref() == Some(kept.as_str())))
+    Ok(Some(
+        current_pin(store, server, tool)?.as_deref() == Some(kept.as_str()),
+    ))
 }

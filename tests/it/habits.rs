@@ -124,7 +124,10 @@ fn import_from_each_tools_documented_location() {
     // Codex's timeouts are kept with the entry
     let codex: Value = serde_json::from_str(&options("codex").unwrap()).unwrap();
     assert_eq!(
-        (codex["connectTimeoutMs"].as_u64(), codex["callTimeoutMs"].as_u64()),
+        (
+            codex["connectTimeoutMs"].as_u64(),
+            codex["callTimeoutMs"].as_u64()
+        ),
         (Some(30_000), Some(90_000))
     );
     // a tool with nothing on disk says where it looked
@@ -196,7 +199,9 @@ fn a_source_that_looks_like_a_path_is_a_file() {
     let run = t.run(&["--auto", "mcp", "add", file.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
-        run.stderr.matches("--auto approved: run the MCP server").count(),
+        run.stderr
+            .matches("--auto approved: run the MCP server")
+            .count(),
         2,
         "{run:?}"
     );
@@ -213,7 +218,10 @@ fn vscode_variables_and_env_file_are_read_at_use_time() {
     std::fs::create_dir_all(repo.path().join(".git")).unwrap();
     let sub = repo.path().join("src/deep");
     std::fs::create_dir_all(&sub).unwrap();
-    write(&repo.path().join(".env"), "# the token\nTOKEN=\"from-env-file\"\n");
+    write(
+        &repo.path().join(".env"),
+        "# the token\nTOKEN=\"from-env-file\"\n",
+    );
     // the server starts only when TOKEN arrived from the envFile and ROOT is the workspace
     let script = format!(
         "test \"$TOKEN\" = from-env-file && test \"$ROOT\" = \"{}\" && exec {} --era legacy",
@@ -327,7 +335,17 @@ fn prompt_string_inputs_are_asked_at_a_terminal_and_kept_in_the_vault() {
     let tmux = Tmux {
         socket: format!("tai-it-{}", std::process::id()),
     };
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "160", "-y", "40", &line]);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        &line,
+    ]);
     tmux.wait_for("API token (kept as the vault secret \"api-token\"):");
     tmux.run(&["send-keys", "-t", "t", "typed-s3cret", "Enter"]);
     tmux.wait_for("Region (kept as the vault secret \"region\"):");
@@ -343,7 +361,10 @@ fn prompt_string_inputs_are_asked_at_a_terminal_and_kept_in_the_vault() {
         "0",
         "{pane}"
     );
-    assert!(!pane.contains("typed-s3cret"), "the password was echoed:\n{pane}");
+    assert!(
+        !pane.contains("typed-s3cret"),
+        "the password was echoed:\n{pane}"
+    );
     assert!(pane.contains("north"), "a plain input is echoed:\n{pane}");
     let secrets = t.run(&["vault", "secret", "list"]).ok().to_string();
     assert!(
@@ -394,7 +415,10 @@ fn profiles_set_inherit_and_unknown_names_are_errors() {
     t.run(&["profile", "set", "work", "model", "m2"]).ok();
     let v = status(&t, &["--profile", "work"]);
     assert_eq!(
-        (v["config"]["model"].as_str(), v["config"]["base_url"].as_str()),
+        (
+            v["config"]["model"].as_str(),
+            v["config"]["base_url"].as_str()
+        ),
         (Some("m2"), Some("http://gpu:2/v1"))
     );
     t.run(&["profile", "set", "work", "model", ""]).ok();
@@ -440,7 +464,9 @@ fn profiles_set_inherit_and_unknown_names_are_errors() {
             {"text": "done"}
         ]),
     );
-    t.env("TAI_MODEL", "m").env("TAI_BASE_URL", &model.url).env("TAI_API_KEY", "k");
+    t.env("TAI_MODEL", "m")
+        .env("TAI_BASE_URL", &model.url)
+        .env("TAI_API_KEY", "k");
     // the model's mcp_enable with an unknown profile is refused
     t.run(&["--yolo", "-p", "enable x for ghost"]).ok();
     let msg = &crate::support::ModelStub::tool_messages(&model.requests()[1])[0];
@@ -449,7 +475,11 @@ fn profiles_set_inherit_and_unknown_names_are_errors() {
     assert!(run.ok().contains("no profile named \"ghost\""), "{run:?}");
     let current: Option<String> = t
         .raw_db()
-        .query_row("SELECT value FROM meta WHERE key = 'current_profile'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'current_profile'",
+            [],
+            |r| r.get(0),
+        )
         .ok();
     assert_ne!(current.as_deref(), Some("ghost"));
     t.env("TAI_PROFILE", "nope2");
@@ -470,25 +500,36 @@ fn piped_stdin_joins_the_prompt_as_a_fenced_block_capped() {
         serde_json::json!([{"text": "a summary"}, {"text": "another"}, {"text": "third"}]),
     );
     let mut t = Tai::new("piped-run");
-    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
     let run = t.run_stdin(&["-p", "summarize"], "line one\nline two\n");
     assert_eq!(run.ok(), "a summary\n");
-    let user = |n: usize| model.requests()[n]["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let user = |n: usize| {
+        model.requests()[n]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     assert_eq!(user(0), "summarize\n\n```text\nline one\nline two\n```\n");
     // over the cap: cut on a character boundary, with a note to the model and on stderr
     let big = "é".repeat(100 * 1024); // 200 KB
     let run = t.run_stdin(&["-p", "summarize"], &big);
     assert!(
-        run.stderr.contains("the piped input was cut to its first 128 KB (204800 bytes arrived)"),
+        run.stderr
+            .contains("the piped input was cut to its first 128 KB (204800 bytes arrived)"),
         "{}",
         run.stderr
     );
     let sent = user(1);
-    assert!(sent.len() < 132 * 1024 && sent.len() > 127 * 1024, "{}", sent.len());
-    assert!(sent.contains("(the piped input was cut"), "the model is told too");
+    assert!(
+        sent.len() < 132 * 1024 && sent.len() > 127 * 1024,
+        "{}",
+        sent.len()
+    );
+    assert!(
+        sent.contains("(the piped input was cut"),
+        "the model is told too"
+    );
     // nothing piped (stdin is /dev/null): the prompt alone
     t.run(&["-p", "plain"]).ok();
     assert_eq!(user(2), "plain");
@@ -504,47 +545,104 @@ fn the_common_grammar_adds_servers() {
     let stub_path = stub_stdio();
     // claude/codex/gemini `mcp add NAME -e K=V -- CMD ARGS…`
     let run = t.run(&[
-        "--yolo", "mcp", "add", "mem", "-e", "FOO=1", "--connect-timeout", "40", "--call-timeout",
-        "5", "--", stub_path, "--era", "legacy",
+        "--yolo",
+        "mcp",
+        "add",
+        "mem",
+        "-e",
+        "FOO=1",
+        "--connect-timeout",
+        "40",
+        "--call-timeout",
+        "5",
+        "--",
+        stub_path,
+        "--era",
+        "legacy",
     ]);
     assert!(run.ok().contains("added mem"), "{run:?}");
     let v = get_json(&t, "mem");
     assert_eq!(
-        (v["command"].as_str(), v["args"].clone(), v["env"]["FOO"].as_str()),
-        (Some(stub_path), serde_json::json!(["--era", "legacy"]), Some("****"))
+        (
+            v["command"].as_str(),
+            v["args"].clone(),
+            v["env"]["FOO"].as_str()
+        ),
+        (
+            Some(stub_path),
+            serde_json::json!(["--era", "legacy"]),
+            Some("****")
+        )
     );
     assert_eq!(
-        (v["connectTimeoutMs"].as_u64(), v["callTimeoutMs"].as_u64(), v["source"].as_str()),
+        (
+            v["connectTimeoutMs"].as_u64(),
+            v["callTimeoutMs"].as_u64(),
+            v["source"].as_str()
+        ),
         (Some(40_000), Some(5_000), Some("explicit"))
     );
     // NAME CMD ARGS… without `--` (the words after the command are its own, -y included)
     t.run(&["--yolo", "mcp", "add", "mem2", stub_path, "--era", "modern"])
         .ok();
-    assert_eq!(get_json(&t, "mem2")["args"], serde_json::json!(["--era", "modern"]));
+    assert_eq!(
+        get_json(&t, "mem2")["args"],
+        serde_json::json!(["--era", "modern"])
+    );
     // `-- CMD ARGS…` with no name: named after the program
     let run = t.run(&["--yolo", "mcp", "add", "--", stub_path, "--era", "legacy"]);
     assert!(run.ok().contains("added tai-stub-mcp-stdio"), "{run:?}");
     // --env-var passes a variable through from tai's environment
     let script = format!("test \"$PASSED\" = through && exec {stub_path} --era legacy");
     t.env("PASSED", "through");
-    t.run(&["--yolo", "mcp", "add", "passenv", "--env-var", "PASSED", "--", "sh", "-c", &script])
-        .ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "passenv",
+        "--env-var",
+        "PASSED",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .ok();
     assert_eq!(get_json(&t, "passenv")["env"]["PASSED"], "${PASSED}");
     // HTTP: --url with -H, and NAME URL
     let http = crate::support::HttpStub::start(&["--era", "dual"]);
-    t.run(&["--yolo", "mcp", "add", "web", "--url", &http.url, "-H", "X-Team: core"])
-        .ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "web",
+        "--url",
+        &http.url,
+        "-H",
+        "X-Team: core",
+    ])
+    .ok();
     let v = get_json(&t, "web");
     assert_eq!(
-        (v["url"].as_str(), v["headers"]["X-Team"].as_str(), v["transport"].as_str()),
+        (
+            v["url"].as_str(),
+            v["headers"]["X-Team"].as_str(),
+            v["transport"].as_str()
+        ),
         (Some(http.url.as_str()), Some("****"), Some("http"))
     );
     t.run(&["--yolo", "mcp", "add", "web2", &http.url]).ok();
-    assert_eq!(get_json(&t, "web2")["url"].as_str(), Some(http.url.as_str()));
+    assert_eq!(
+        get_json(&t, "web2")["url"].as_str(),
+        Some(http.url.as_str())
+    );
     // add-json NAME JSON
     t.run(&["--yolo", "mcp", "add-json", "fromjson", &stub("legacy")])
         .ok();
-    assert_eq!(get_json(&t, "fromjson")["command"].as_str(), Some(stub_path));
+    assert_eq!(
+        get_json(&t, "fromjson")["command"].as_str(),
+        Some(stub_path)
+    );
     // list shows the command or URL
     let list = t.run(&["mcp", "list"]).ok().to_string();
     assert!(
@@ -556,11 +654,29 @@ fn the_common_grammar_adds_servers() {
 #[test]
 fn get_shows_the_entry_and_list_check_the_live_status() {
     let t = Tai::new("get-check");
-    t.run(&["--yolo", "mcp", "add", "good", "-e", "TOKEN=sk-live-123456", "--", stub_stdio(), "--era", "legacy"])
-        .ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "good",
+        "-e",
+        "TOKEN=sk-live-123456",
+        "--",
+        stub_stdio(),
+        "--era",
+        "legacy",
+    ])
+    .ok();
     t.run(&["mcp", "enable", "good"]).ok();
     let text = t.run(&["mcp", "get", "good"]).ok().to_string();
-    for want in ["good\n", "transport    stdio", "TOKEN=****", "enabled for  default", "verified", "echo  [pinned]"] {
+    for want in [
+        "good\n",
+        "transport    stdio",
+        "TOKEN=****",
+        "enabled for  default",
+        "verified",
+        "echo  [pinned]",
+    ] {
         assert!(text.contains(want), "{want:?} in:\n{text}");
     }
     assert!(!text.contains("sk-live-123456"), "{text}");
@@ -568,18 +684,30 @@ fn get_shows_the_entry_and_list_check_the_live_status() {
     let dir = TempDir::new("get-check-dead");
     let flag = dir.path().join("alive");
     std::fs::write(&flag, "").unwrap();
-    let script = format!("test -e {} && exec {} --era legacy", flag.display(), stub_stdio());
-    t.run(&["--yolo", "mcp", "add", "flaky", "--", "sh", "-c", &script]).ok();
+    let script = format!(
+        "test -e {} && exec {} --era legacy",
+        flag.display(),
+        stub_stdio()
+    );
+    t.run(&["--yolo", "mcp", "add", "flaky", "--", "sh", "-c", &script])
+        .ok();
     std::fs::remove_file(&flag).unwrap();
     let run = t.run(&["--yolo", "mcp", "list", "--check"]);
     let out = run.ok();
-    let line = |name: &str| out.lines().find(|l| l.starts_with(name)).unwrap_or("").to_string();
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or("")
+            .to_string()
+    };
     assert!(line("good").contains("ok: 7 tools"), "{out}");
     assert!(line("flaky").contains("FAILED"), "{out}");
-    let v: Value = serde_json::from_str(t.run(&["--yolo", "mcp", "list", "--check", "--json"]).ok()).unwrap();
+    let v: Value =
+        serde_json::from_str(t.run(&["--yolo", "mcp", "list", "--check", "--json"]).ok()).unwrap();
     assert_eq!(v[0]["status"]["ok"], false, "{v}");
     assert_eq!(v[1]["status"]["ok"], true, "{v}");
-    t.run(&["--yolo", "mcp", "call", "flaky", "echo", r#"{"text":"x"}"#]).fails(1);
+    t.run(&["--yolo", "mcp", "call", "flaky", "echo", r#"{"text":"x"}"#])
+        .fails(1);
     let v = get_json(&t, "flaky");
     assert!(v["lastError"]["outcome"].is_string(), "{v}");
 }
@@ -587,19 +715,41 @@ fn get_shows_the_entry_and_list_check_the_live_status() {
 #[test]
 fn export_is_re_importable_in_every_format() {
     let t = Tai::new("export");
-    t.run(&["--yolo", "mcp", "add", "one", "-e", "API_KEY=sk-secret-value", "--call-timeout", "90", "--", stub_stdio(), "--era", "legacy"])
-        .ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "one",
+        "-e",
+        "API_KEY=sk-secret-value",
+        "--call-timeout",
+        "90",
+        "--",
+        stub_stdio(),
+        "--era",
+        "legacy",
+    ])
+    .ok();
     for format in ["claude", "vscode", "codex"] {
         let run = t.run(&["mcp", "export", "--format", format]);
         let text = run.ok().to_string();
         assert!(!text.contains("sk-secret-value"), "{format}: {text}");
         assert!(text.contains("${API_KEY}"), "{format}: {text}");
-        assert!(run.stderr.contains("API_KEY is written as ${API_KEY}"), "{run:?}");
+        assert!(
+            run.stderr.contains("API_KEY is written as ${API_KEY}"),
+            "{run:?}"
+        );
         let mut other = Tai::new("export-back");
         other.env("API_KEY", "sk-secret-value");
-        let file = other.dir.path().join(if format == "codex" { "c.toml" } else { "c.json" });
+        let file = other.dir.path().join(if format == "codex" {
+            "c.toml"
+        } else {
+            "c.json"
+        });
         write(&file, &text);
-        other.run(&["--yolo", "mcp", "import", file.to_str().unwrap()]).ok();
+        other
+            .run(&["--yolo", "mcp", "import", file.to_str().unwrap()])
+            .ok();
         let v = get_json(&other, "one");
         assert_eq!(
             (v["env"]["API_KEY"].as_str(), v["callTimeoutMs"].as_u64()),
@@ -624,24 +774,60 @@ fn keys(v: &Value) -> Vec<String> {
 }
 
 const SERVER_KEYS: &[&str] = &[
-    "args", "callTimeoutMs", "command", "connectTimeoutMs", "created", "cwd", "enabledProfiles",
-    "env", "envFile", "headers", "lastError", "name", "project", "protocol", "source", "tools",
-    "transport", "updated", "url",
+    "args",
+    "callTimeoutMs",
+    "command",
+    "connectTimeoutMs",
+    "created",
+    "cwd",
+    "enabledProfiles",
+    "env",
+    "envFile",
+    "headers",
+    "lastError",
+    "name",
+    "project",
+    "protocol",
+    "source",
+    "tools",
+    "transport",
+    "updated",
+    "url",
 ];
 const TOOL_KEYS: &[&str] = &[
-    "allowed", "description", "inputSchema", "name", "pinned", "server", "trusted",
+    "allowed",
+    "description",
+    "inputSchema",
+    "name",
+    "pinned",
+    "server",
+    "trusted",
 ];
 
 #[test]
 fn json_shape_of_a_server_is_one_across_add_import_get_list() {
     let t = Tai::new("shape-server");
     let add: Value = serde_json::from_str(
-        t.run(&["--yolo", "mcp", "add", "s1", "--json", "--", stub_stdio(), "--era", "legacy"]).ok(),
+        t.run(&[
+            "--yolo",
+            "mcp",
+            "add",
+            "s1",
+            "--json",
+            "--",
+            stub_stdio(),
+            "--era",
+            "legacy",
+        ])
+        .ok(),
     )
     .unwrap();
     let text = format!(r#"{{"mcpServers": {{"s2": {}}}}}"#, stub("legacy"));
-    let import: Value =
-        serde_json::from_str(t.run_stdin(&["--yolo", "mcp", "import", "-", "--json"], &text).ok()).unwrap();
+    let import: Value = serde_json::from_str(
+        t.run_stdin(&["--yolo", "mcp", "import", "-", "--json"], &text)
+            .ok(),
+    )
+    .unwrap();
     let get = get_json(&t, "s1");
     let list: Value = serde_json::from_str(t.run(&["mcp", "list", "--json"]).ok()).unwrap();
     for (from, v) in [
@@ -652,7 +838,10 @@ fn json_shape_of_a_server_is_one_across_add_import_get_list() {
         ("list", &list[1]),
     ] {
         assert_eq!(keys(v), SERVER_KEYS, "{from}: {v}");
-        assert!(v["tools"].is_array() && v["enabledProfiles"].is_array(), "{from}");
+        assert!(
+            v["tools"].is_array() && v["enabledProfiles"].is_array(),
+            "{from}"
+        );
     }
     assert_eq!(keys(&add), ["added", "notes", "skipped"]);
     assert_eq!(add["added"][0], get, "add and get print the same object");
@@ -661,11 +850,25 @@ fn json_shape_of_a_server_is_one_across_add_import_get_list() {
 #[test]
 fn json_shape_of_a_tool_is_one_across_get_list_tools() {
     let t = Tai::new("shape-tool");
-    t.run(&["--yolo", "mcp", "add", "s1", "--", stub_stdio(), "--era", "legacy"]).ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "s1",
+        "--",
+        stub_stdio(),
+        "--era",
+        "legacy",
+    ])
+    .ok();
     let tools: Value = serde_json::from_str(t.run(&["mcp", "tools", "--json"]).ok()).unwrap();
     let get = get_json(&t, "s1");
     let list: Value = serde_json::from_str(t.run(&["mcp", "list", "--json"]).ok()).unwrap();
-    for (from, v) in [("tools", &tools[0]), ("get", &get["tools"][0]), ("list", &list[0]["tools"][0])] {
+    for (from, v) in [
+        ("tools", &tools[0]),
+        ("get", &get["tools"][0]),
+        ("list", &list[0]["tools"][0]),
+    ] {
         assert_eq!(keys(v), TOOL_KEYS, "{from}: {v}");
         assert_eq!(v["name"], "echo", "{from}");
         assert_eq!(v["server"], "s1", "{from}");
@@ -676,18 +879,44 @@ fn json_shape_of_a_tool_is_one_across_get_list_tools() {
 #[test]
 fn json_shape_of_a_call_result_and_of_errors() {
     let t = Tai::new("shape-call");
-    t.run(&["--yolo", "mcp", "add", "s1", "--", stub_stdio(), "--era", "legacy"]).ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "s1",
+        "--",
+        stub_stdio(),
+        "--era",
+        "legacy",
+    ])
+    .ok();
     let ok: Value = serde_json::from_str(
-        t.run(&["--yolo", "mcp", "call", "s1", "echo", r#"{"text":"hi"}"#, "--json"]).ok(),
+        t.run(&[
+            "--yolo",
+            "mcp",
+            "call",
+            "s1",
+            "echo",
+            r#"{"text":"hi"}"#,
+            "--json",
+        ])
+        .ok(),
     )
     .unwrap();
     let run = t.run(&["--yolo", "mcp", "call", "s1", "fail", "--json"]);
     assert_eq!(run.code, 1);
     let failed: Value = serde_json::from_str(&run.stdout).unwrap();
     for v in [&ok, &failed] {
-        assert_eq!(keys(v), ["isError", "outcome", "server", "text", "tool"], "{v}");
+        assert_eq!(
+            keys(v),
+            ["isError", "outcome", "server", "text", "tool"],
+            "{v}"
+        );
     }
-    assert_eq!((ok["isError"].clone(), failed["isError"].clone()), (Value::Bool(false), Value::Bool(true)));
+    assert_eq!(
+        (ok["isError"].clone(), failed["isError"].clone()),
+        (Value::Bool(false), Value::Bool(true))
+    );
     // every command that takes --json answers an error as {"error": …} with a non-zero exit
     for args in [
         &["mcp", "get", "nope", "--json"][..],
@@ -699,30 +928,56 @@ fn json_shape_of_a_call_result_and_of_errors() {
     ] {
         let run = t.run(args);
         assert_ne!(run.code, 0, "{args:?}");
-        let v: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {run:?}"));
+        let v: Value =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {run:?}"));
         assert_eq!(keys(&v), ["error"], "{args:?}: {v}");
-        assert!(v["error"].as_str().is_some_and(|s| !s.is_empty()), "{args:?}");
+        assert!(
+            v["error"].as_str().is_some_and(|s| !s.is_empty()),
+            "{args:?}"
+        );
     }
     // enable --json prints JSON
     let v: Value = serde_json::from_str(t.run(&["mcp", "enable", "s1", "--json"]).ok()).unwrap();
-    assert_eq!(v, serde_json::json!({"server": "s1", "profile": "default", "enabled": true}));
+    assert_eq!(
+        v,
+        serde_json::json!({"server": "s1", "profile": "default", "enabled": true})
+    );
 }
 
 #[test]
 fn lasting_trust_is_kept_in_the_vault_and_dropped_on_redefinition() {
     let mut t = Tai::new("trust");
     let stub_path = stub_stdio();
-    t.run(&["--yolo", "mcp", "add", "stub", "--", stub_path, "--era", "legacy", "--redefine", "${REDEF:-none}"])
-        .ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "stub",
+        "--",
+        stub_path,
+        "--era",
+        "legacy",
+        "--redefine",
+        "${REDEF:-none}",
+    ])
+    .ok();
     let call = |t: &Tai| t.run(&["mcp", "call", "stub", "echo", r#"{"text":"hi"}"#]);
     // no terminal and no --auto: an untrusted call cannot be approved
     assert!(call(&t).fails(1).contains("no terminal to ask on"));
     t.run(&["mcp", "trust", "stub", "echo"]).ok();
     assert_eq!(call(&t).ok(), "hi\n", "a trusted call needs no question");
     assert_eq!(get_json(&t, "stub")["tools"][0]["trusted"], true);
-    assert!(t.run(&["mcp", "get", "stub"]).ok().contains("echo  [trusted]"));
+    assert!(
+        t.run(&["mcp", "get", "stub"])
+            .ok()
+            .contains("echo  [trusted]")
+    );
     // other tools are not covered
-    assert!(t.run(&["mcp", "call", "stub", "fail"]).fails(1).contains("no terminal"));
+    assert!(
+        t.run(&["mcp", "call", "stub", "fail"])
+            .fails(1)
+            .contains("no terminal")
+    );
     // the server redefines echo and a person re-adds it: the trust no longer applies
     t.env("REDEF", "echo");
     t.run(&["--yolo", "mcp", "add", "stub"]).ok();
@@ -733,14 +988,21 @@ fn lasting_trust_is_kept_in_the_vault_and_dropped_on_redefinition() {
     assert_eq!(call(&t).ok(), "hi\n");
     t.run(&["mcp", "untrust", "stub", "*"]).ok();
     assert!(call(&t).fails(1).contains("no terminal to ask on"));
-    let err = t.run(&["mcp", "trust", "stub", "nope"]).fails(1).to_string();
+    let err = t
+        .run(&["mcp", "trust", "stub", "nope"])
+        .fails(1)
+        .to_string();
     assert!(err.contains("stub/nope: no such tool"), "{err}");
     // removing the server removes its trusts
     t.run(&["mcp", "trust", "stub", "echo"]).ok();
     t.run(&["--yolo", "mcp", "remove", "stub"]).ok();
     let left: i64 = t
         .raw_db()
-        .query_row("SELECT count(*) FROM meta WHERE key LIKE 'mcp.trust.%'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM meta WHERE key LIKE 'mcp.trust.%'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(left, 0);
 }
@@ -748,17 +1010,25 @@ fn lasting_trust_is_kept_in_the_vault_and_dropped_on_redefinition() {
 #[test]
 fn a_trusted_tool_goes_without_asking_from_the_agent_too() {
     let dir = TempDir::new("trust-agent");
-    let call = |text: &str| {
-        serde_json::json!({"tool_calls": [{"name": "mcp_stub_echo", "arguments": serde_json::json!({"text": text}).to_string()}]})
-    };
+    let call = |text: &str| serde_json::json!({"tool_calls": [{"name": "mcp_stub_echo", "arguments": serde_json::json!({"text": text}).to_string()}]});
     let model = crate::support::ModelStub::start(
         dir.path(),
         serde_json::json!([call("first"), {"text": "one"}, call("second"), {"text": "two"}]),
     );
     let mut t = Tai::new("trust-agent-run");
-    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
-    t.run(&["--yolo", "mcp", "add", "stub", "--", stub_stdio(), "--era", "legacy"])
-        .ok();
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "stub",
+        "--",
+        stub_stdio(),
+        "--era",
+        "legacy",
+    ])
+    .ok();
     t.run(&["mcp", "enable", "stub"]).ok();
     // not trusted: no terminal to ask on, so the model hears it was not approved
     t.run(&["-p", "go"]).ok();
@@ -775,7 +1045,15 @@ fn a_trusted_tool_goes_without_asking_from_the_agent_too() {
 /// Every help text tai has: the top level and each topic.
 fn all_help(t: &Tai) -> String {
     let mut all = t.run(&["--help"]).ok().to_string();
-    for topic in ["status", "profile", "vault", "mcp", "serve", "completions", "man"] {
+    for topic in [
+        "status",
+        "profile",
+        "vault",
+        "mcp",
+        "serve",
+        "completions",
+        "man",
+    ] {
         all.push_str(t.run(&["help", topic]).ok());
     }
     for sub in [
@@ -793,13 +1071,33 @@ fn help_names_every_flag_command_and_variable() {
     let top = t.run(&["--help"]).ok().to_string();
     let all = all_help(&t);
     for flag in tai::cli::args::KNOWN_LONG {
-        assert!(all.contains(&format!("--{flag}")), "--{flag} is in no help text");
+        assert!(
+            all.contains(&format!("--{flag}")),
+            "--{flag} is in no help text"
+        );
     }
-    for flag in ["--serve-mcp KEY", "--mcp-port", "--mcp-bind", "--serve-tools", "--serve-mcp-stdio"] {
+    for flag in [
+        "--serve-mcp KEY",
+        "--mcp-port",
+        "--mcp-bind",
+        "--serve-tools",
+        "--serve-mcp-stdio",
+    ] {
         assert!(top.contains(flag), "{flag} not in tai --help");
     }
-    for cmd in ["status", "profile", "vault", "mcp", "completions", "man", "help"] {
-        assert!(top.contains(&format!("\n  {cmd}")), "{cmd} not in tai --help");
+    for cmd in [
+        "status",
+        "profile",
+        "vault",
+        "mcp",
+        "completions",
+        "man",
+        "help",
+    ] {
+        assert!(
+            top.contains(&format!("\n  {cmd}")),
+            "{cmd} not in tai --help"
+        );
     }
     // every TAI_* variable the code reads is in `tai --help`
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -826,7 +1124,10 @@ fn help_names_every_flag_command_and_variable() {
     }
     assert!(vars.contains("TAI_MCP_KEY") && vars.len() > 10, "{vars:?}");
     for v in &vars {
-        assert!(top.contains(v.as_str()), "{v} is read by the code but not in tai --help");
+        assert!(
+            top.contains(v.as_str()),
+            "{v} is read by the code but not in tai --help"
+        );
     }
 }
 
@@ -843,7 +1144,10 @@ fn per_command_help_shows_that_command() {
     assert_eq!(serve.stdout, t.run(&["--serve-mcp-stdio", "--help"]).ok());
     for (args, topic) in [
         (&["mcp", "list", "--help"][..], &["help", "mcp", "list"][..]),
-        (&["mcp", "disable", "x", "--help"], &["help", "mcp", "enable"]),
+        (
+            &["mcp", "disable", "x", "--help"],
+            &["help", "mcp", "enable"],
+        ),
         (&["mcp", "probe", "--help"], &["help", "mcp", "probe"]),
         (&["profile", "set", "--help"], &["help", "profile"]),
         (&["completions", "--help"], &["help", "completions"]),
@@ -852,7 +1156,10 @@ fn per_command_help_shows_that_command() {
         assert_eq!(t.run(args).ok(), t.run(topic).ok(), "{args:?}");
     }
     let err = t.run(&["help", "nope"]).fails(2).to_string();
-    assert!(err.contains("no help topic 'nope'") && err.contains("mcp add"), "{err}");
+    assert!(
+        err.contains("no help topic 'nope'") && err.contains("mcp add"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -868,7 +1175,10 @@ fn the_man_page_is_made_from_the_help_and_docs_tai_1_is_in_sync() {
     // every line of every help text is in the page
     for line in all_help(&t).lines().filter(|l| !l.trim().is_empty()) {
         let roffed = line.replace('\\', "\\e");
-        assert!(page.contains(roffed.trim_start_matches(['.', '\''])), "{line:?}");
+        assert!(
+            page.contains(roffed.trim_start_matches(['.', '\''])),
+            "{line:?}"
+        );
     }
 }
 
@@ -877,7 +1187,10 @@ fn completion_scripts_load_in_bash() {
     let t = Tai::new("completions");
     for shell in ["bash", "zsh", "fish"] {
         let s = t.run(&["completions", shell]).ok().to_string();
-        assert!(s.contains("add-json") && s.contains("claude-desktop"), "{shell}");
+        assert!(
+            s.contains("add-json") && s.contains("claude-desktop"),
+            "{shell}"
+        );
     }
     let script = t.dir.path().join("tai.bash");
     write(&script, t.run(&["completions", "bash"]).ok());
@@ -888,12 +1201,18 @@ fn completion_scripts_load_in_bash() {
             .arg(code)
             .output()
             .unwrap();
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (ok, _) = bash(&format!("bash -n {}", script.display()));
     assert!(ok, "bash -n fails");
     let (ok, out) = bash(&format!("source {} && complete -p tai", script.display()));
-    assert!(ok && out.contains("-F _tai") && out.trim_end().ends_with(" tai"), "{out}");
+    assert!(
+        ok && out.contains("-F _tai") && out.trim_end().ends_with(" tai"),
+        "{out}"
+    );
     // and it completes
     let complete = |words: &str| {
         let n = words.split(' ').count() - 1;
@@ -928,14 +1247,25 @@ fn served_tools_carry_annotations_and_serve_tools_narrows_them() {
     let all = replies(&["--serve-mcp-stdio"]);
     let tools = all[1]["result"]["tools"].as_array().unwrap().clone();
     let hint = |name: &str, h: &str| {
-        tools.iter().find(|x| x["name"] == name).map(|x| x["annotations"][h].clone())
+        tools
+            .iter()
+            .find(|x| x["name"] == name)
+            .map(|x| x["annotations"][h].clone())
     };
-    assert!(tools.iter().all(|x| x["annotations"].is_object()), "every tool is annotated");
+    assert!(
+        tools.iter().all(|x| x["annotations"].is_object()),
+        "every tool is annotated"
+    );
     assert_eq!(hint("read_file", "readOnlyHint"), Some(Value::Bool(true)));
     assert_eq!(hint("shell", "destructiveHint"), Some(Value::Bool(true)));
     assert_eq!(hint("write_file", "readOnlyHint"), Some(Value::Bool(false)));
     assert_eq!(hint("web_fetch", "openWorldHint"), Some(Value::Bool(true)));
-    assert_eq!(all[2]["result"]["isError"], Value::Bool(false), "{:?}", all[2]);
+    assert_eq!(
+        all[2]["result"]["isError"],
+        Value::Bool(false),
+        "{:?}",
+        all[2]
+    );
     // --serve-tools: only these are listed, and the others cannot be called
     let some = replies(&["--serve-mcp-stdio", "--serve-tools", "read_file,grep"]);
     let names: Vec<&str> = some[1]["result"]["tools"]
@@ -950,12 +1280,16 @@ fn served_tools_carry_annotations_and_serve_tools_narrows_them() {
         .run(&["--serve-mcp-stdio", "--serve-tools", "read_file,nope"])
         .fails(1)
         .to_string();
-    assert!(err.contains("no tool named nope") && err.contains("read_file"), "{err}");
+    assert!(
+        err.contains("no tool named nope") && err.contains("read_file"),
+        "{err}"
+    );
 }
 
 #[test]
 fn cargo_install_leaves_the_test_stubs_out() {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
     let manifest: toml::Table = toml::from_str(&text).unwrap();
     let bins = manifest["bin"].as_array().unwrap();
     let stubs: Vec<&toml::Value> = bins
@@ -965,19 +1299,36 @@ fn cargo_install_leaves_the_test_stubs_out() {
     assert_eq!(stubs.len(), 4);
     for b in &stubs {
         assert_eq!(
-            b.get("required-features").and_then(|f| f.as_array()).map(|f| f.len()),
+            b.get("required-features")
+                .and_then(|f| f.as_array())
+                .map(|f| f.len()),
             Some(1),
             "{b}: a stub needs the stubs feature, so `cargo install` skips it"
         );
         assert_eq!(b["required-features"][0].as_str(), Some("stubs"));
     }
     let default = manifest["features"]["default"].as_array().unwrap();
-    assert!(!default.iter().any(|f| f.as_str() == Some("stubs")), "stubs is not a default feature");
-    let tai = bins.iter().find(|b| b["name"].as_str() == Some("tai")).unwrap();
-    assert!(tai.get("required-features").is_none(), "tai itself is always built");
+    assert!(
+        !default.iter().any(|f| f.as_str() == Some("stubs")),
+        "stubs is not a default feature"
+    );
+    let tai = bins
+        .iter()
+        .find(|b| b["name"].as_str() == Some("tai"))
+        .unwrap();
+    assert!(
+        tai.get("required-features").is_none(),
+        "tai itself is always built"
+    );
     // `repository` is a real address or absent
-    if let Some(repo) = manifest["package"].get("repository").and_then(|r| r.as_str()) {
-        assert!(repo.starts_with("https://") && !repo.contains(".invalid"), "{repo}");
+    if let Some(repo) = manifest["package"]
+        .get("repository")
+        .and_then(|r| r.as_str())
+    {
+        assert!(
+            repo.starts_with("https://") && !repo.contains(".invalid"),
+            "{repo}"
+        );
     }
 }
 
@@ -990,7 +1341,8 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
         serde_json::json!([{"text": "one"}, call, {"text": "two"}, call, {"text": "three"}]),
     );
     let mut t = Tai::new("project-scope-run");
-    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
     let repo = TempDir::new("project-repo");
     std::fs::create_dir_all(repo.path().join(".git")).unwrap();
     let sub = repo.path().join("src");
@@ -1003,7 +1355,8 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
     let run = run_in(&t, &sub, &["-p", "hi"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
-        run.stderr.contains(".mcp.json (Claude Code) lists MCP servers tai has not stored: projstub")
+        run.stderr
+            .contains(".mcp.json (Claude Code) lists MCP servers tai has not stored: projstub")
             && run.stderr.contains("tai mcp import"),
         "{run:?}"
     );
@@ -1022,7 +1375,17 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
     let tmux = Tmux {
         socket: format!("tai-it-proj-{}", std::process::id()),
     };
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "200", "-y", "50", &line]);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        &line,
+    ]);
     tmux.wait_for("Import them now?");
     tmux.run(&["send-keys", "-t", "t", "y", "Enter"]);
     tmux.wait_for("projstub is enabled for profile default in this project");
@@ -1033,17 +1396,27 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let v = get_json(&t, "projstub");
-    assert_eq!(v["project"].as_str(), Some(repo.path().to_str().unwrap()), "{v}");
+    assert_eq!(
+        v["project"].as_str(),
+        Some(repo.path().to_str().unwrap()),
+        "{v}"
+    );
     assert_eq!(v["enabledProfiles"], serde_json::json!(["default"]));
     // its tool works inside the project, and does not exist outside it
     run_in(&t, &sub, &["--yolo", "-p", "inside"]).ok();
     let reqs = model.requests();
-    assert_eq!(crate::support::ModelStub::tool_messages(reqs.last().unwrap())[0], "x");
+    assert_eq!(
+        crate::support::ModelStub::tool_messages(reqs.last().unwrap())[0],
+        "x"
+    );
     let elsewhere = TempDir::new("project-elsewhere");
     run_in(&t, elsewhere.path(), &["--yolo", "-p", "outside"]).ok();
     let reqs = model.requests();
     let msg = &crate::support::ModelStub::tool_messages(reqs.last().unwrap())[0];
-    assert!(msg.contains("no MCP tool named \"mcp_projstub_echo\""), "{msg}");
+    assert!(
+        msg.contains("no MCP tool named \"mcp_projstub_echo\""),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -1054,7 +1427,8 @@ fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
         serde_json::json!([{"text": "A1"}, {"text": "A2"}, {"text": "A3"}, {"text": "A4"}]),
     );
     let t = Tai::new("repl-edit-run");
-    t.run_stdin(&["vault", "secret", "set", "tok"], "vault-secret-value-77").ok();
+    t.run_stdin(&["vault", "secret", "set", "tok"], "vault-secret-value-77")
+        .ok();
     let state = t.dir.path().join("state");
     let line = format!(
         "exec env -i PATH=\"$PATH\" HOME={} XDG_STATE_HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {}",
@@ -1068,7 +1442,17 @@ fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
     let tmux = Tmux {
         socket: format!("tai-it-repl-{}", std::process::id()),
     };
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "160", "-y", "50", &line]);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "160",
+        "-y",
+        "50",
+        &line,
+    ]);
     tmux.wait_for("tai default·stub-model>");
     // the REPL waiting at its prompt is one thread
     let pid: u32 = tmux
@@ -1084,7 +1468,13 @@ fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
     tmux.run(&["send-keys", "-t", "t", "Up", "End", " again", "Enter"]);
     tmux.wait_for("A2");
     // a line holding a vault secret, or a token, or starting with a space is not kept
-    tmux.run(&["send-keys", "-t", "t", "the value is vault-secret-value-77", "Enter"]);
+    tmux.run(&[
+        "send-keys",
+        "-t",
+        "t",
+        "the value is vault-secret-value-77",
+        "Enter",
+    ]);
     tmux.wait_for("A3");
     tmux.run(&["send-keys", "-t", "t", " private words", "Enter"]);
     tmux.wait_for("A4");
@@ -1104,12 +1494,18 @@ fn the_repl_edits_lines_keeps_history_without_secrets_and_one_thread() {
     assert_eq!(users[1], "hello again");
     // once tai has left, the history holds the plain lines (and /exit), nothing secret
     let left = crate::support::wait_gone(pid);
-    assert!(left.is_none() || left == Some('Z'), "tai did not leave: {left:?}");
+    assert!(
+        left.is_none() || left == Some('Z'),
+        "tai did not leave: {left:?}"
+    );
     let file = state.join("tai/history");
     let history = std::fs::read_to_string(&file).unwrap_or_default();
     assert_eq!(history, "hello\nhello again\n/exit\n");
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 }
 
 #[test]
@@ -1121,8 +1517,17 @@ fn the_repl_approval_offers_always_remember_for_an_mcp_tool() {
         serde_json::json!([call, {"text": "B1"}, call, {"text": "B2"}]),
     );
     let t = Tai::new("repl-remember-run");
-    t.run(&["--yolo", "mcp", "add", "stub", "--", stub_stdio(), "--era", "legacy"])
-        .ok();
+    t.run(&[
+        "--yolo",
+        "mcp",
+        "add",
+        "stub",
+        "--",
+        stub_stdio(),
+        "--era",
+        "legacy",
+    ])
+    .ok();
     t.run(&["mcp", "enable", "stub"]).ok();
     let line = format!(
         "env -i PATH=\"$PATH\" HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {}; sleep 60",
@@ -1135,7 +1540,17 @@ fn the_repl_approval_offers_always_remember_for_an_mcp_tool() {
     let tmux = Tmux {
         socket: format!("tai-it-remember-{}", std::process::id()),
     };
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "200", "-y", "50", &line]);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        &line,
+    ]);
     tmux.wait_for("tai default·stub-model>");
     tmux.run(&["send-keys", "-t", "t", "echo it", "Enter"]);
     tmux.wait_for("[r]emember: always (remember)");
@@ -1144,10 +1559,17 @@ fn the_repl_approval_offers_always_remember_for_an_mcp_tool() {
     tmux.run(&["send-keys", "-t", "t", "/exit", "Enter"]);
     // the trust outlives the session: the next run asks nothing (no terminal, no flag)
     let v = get_json(&t, "stub");
-    let echo = v["tools"].as_array().unwrap().iter().find(|x| x["name"] == "echo").unwrap().clone();
+    let echo = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "echo")
+        .unwrap()
+        .clone();
     assert_eq!(echo["trusted"], true, "{v}");
     let mut t = t;
-    t.env("TAI_BASE_URL", &model.url).env("TAI_MODEL", "stub-model");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
     let run = t.run(&["-p", "again"]);
     assert!(run.ok().contains("B2"), "{run:?}");
     let msg = &crate::support::ModelStub::tool_messages(&model.requests()[3])[0];

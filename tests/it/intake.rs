@@ -58,7 +58,11 @@ fn add_enable_call_remove_leaves_no_rows() {
     t.run(&["--profile", "work", "mcp", "disable", "stub"]).ok();
     let list = json(&t.run(&["mcp", "list", "--json"]));
     assert_eq!(list[0]["enabledProfiles"], serde_json::json!(["default"]));
-    let pinned = list[0]["tools"].as_array().unwrap().iter().filter(|t| t["pinned"] == true);
+    let pinned = list[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["pinned"] == true);
     assert_eq!(pinned.count(), 7);
     // a call: approval, the result, the audit row
     let v = json(&t.run(&[
