@@ -49,7 +49,7 @@ pub fn topic_of(words: &[String]) -> Option<&'static str> {
         .find(|t| !t.is_empty() && (*t == joined || *t == mcp_form))
         .or_else(|| {
             // `tai help mcp disable` is the enable page, `mcp ls` the list page
-            let sub = joined.strip_prefix("mcp ").unwrap_or(&joined);
+            let sub = joined.strip_prefix("mcp ").unwrap_or(joined);
             let t = super::args::mcp_topic(sub);
             (t != "mcp").then_some(t)
         })

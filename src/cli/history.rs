@@ -74,48 +74,6 @@ pub fn append(path: &std::path::Path, line: &str) -> std::io::Result<()> {
     writeln!(f, "{line}")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn what_is_kept() {
-        for (line, redacted, keep) in [
-            ("explain main.rs", "explain main.rs", true),
-            (
-                "use the key sk-abcdefgh12345",
-                "use the key sk-abcdefgh12345",
-                false,
-            ),
-            (
-                "token=ghp_0123456789abcdef",
-                "token=ghp_0123456789abcdef",
-                false,
-            ),
-            (
-                "my vault value hunter2-long",
-                "my vault value [secret:x]",
-                false,
-            ),
-            (" private line", " private line", false),
-            ("", "", false),
-            ("sk- is a prefix", "sk- is a prefix", true),
-        ] {
-            assert_eq!(may_keep(line, redacted), keep, "{line:?}");
-        }
-        let env = |k: &str| match k {
-            "HOME" => Some("/home/me".to_string()),
-            _ => None,
-        };
-        assert_eq!(
-            path(&env),
-            Some(PathBuf::from("/home/me/.local/state/tai/history"))
-        );
-        let xdg = |k: &str| (k == "XDG_STATE_HOME").then(|| "/s".to_string());
-        assert_eq!(path(&xdg), Some(PathBuf::from("/s/tai/history")));
-    }
-}
-
 /// Where the REPL's lines come from: the terminal through the line editor (with
 /// history), or stdin as plain lines when it is not a terminal.
 pub struct Prompter {
@@ -162,5 +120,47 @@ impl Prompter {
                 let _ = append(f, line);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_kept() {
+        for (line, redacted, keep) in [
+            ("explain main.rs", "explain main.rs", true),
+            (
+                "use the key sk-abcdefgh12345",
+                "use the key sk-abcdefgh12345",
+                false,
+            ),
+            (
+                "token=ghp_0123456789abcdef",
+                "token=ghp_0123456789abcdef",
+                false,
+            ),
+            (
+                "my vault value hunter2-long",
+                "my vault value [secret:x]",
+                false,
+            ),
+            (" private line", " private line", false),
+            ("", "", false),
+            ("sk- is a prefix", "sk- is a prefix", true),
+        ] {
+            assert_eq!(may_keep(line, redacted), keep, "{line:?}");
+        }
+        let env = |k: &str| match k {
+            "HOME" => Some("/home/me".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            path(&env),
+            Some(PathBuf::from("/home/me/.local/state/tai/history"))
+        );
+        let xdg = |k: &str| (k == "XDG_STATE_HOME").then(|| "/s".to_string());
+        assert_eq!(path(&xdg), Some(PathBuf::from("/s/tai/history")));
     }
 }
