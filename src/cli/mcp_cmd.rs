@@ -92,11 +92,14 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                 Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
                 Ok(r) => Ok(out(&resolution_text(&r, url, *pick))?),
                 Err(f) if *json => {
-                    super::render::out_json(&json!(f))?;
-                    Err(Failure(format!(
-                        "could not resolve {} to one server",
-                        target.display()
-                    )))
+                    // the error object, with the resolver's failure and evidence beside it
+                    let why = format!("could not resolve {} to one server", target.display());
+                    let mut v = json!(f);
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("error".into(), Value::String(why.clone()));
+                    }
+                    super::render::out_json(&v)?;
+                    Err(Failure(why))
                 }
                 Err(f) => Err(Failure(f.to_string())),
             }
