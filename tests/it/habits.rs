@@ -1575,3 +1575,52 @@ fn the_repl_approval_offers_always_remember_for_an_mcp_tool() {
     let msg = &crate::support::ModelStub::tool_messages(&model.requests()[3])[0];
     assert_eq!(msg, "r");
 }
+
+#[test]
+fn serve_tools_narrows_the_http_server_too_in_both_eras() {
+    let t = Tai::new("serve-tools-http");
+    let port = crate::support::free_port();
+    let key = "serve-tools-key-0123";
+    let server = crate::support::Server::start(
+        t.cmd(&[
+            "--serve-mcp",
+            key,
+            "--mcp-port",
+            &port.to_string(),
+            "--serve-tools",
+            "read_file,completions",
+        ]),
+        port,
+    );
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let probe = |call: &str| {
+            t.run(&[
+                "mcp",
+                "probe",
+                &url,
+                "--json",
+                "--protocol",
+                protocol,
+                "--header",
+                &format!("Authorization: Bearer {key}"),
+                "--call",
+                call,
+                "--args",
+                r#"{"path":"/etc/hostname"}"#,
+            ])
+        };
+        let run = probe("read_file");
+        let v: Value = serde_json::from_str(run.ok()).unwrap();
+        let names: Vec<&str> = v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["read_file", "completions"], "{protocol}");
+        let err = probe("shell").fails(1).to_string();
+        assert!(err.contains("Unknown tool: shell"), "{protocol}: {err}");
+    }
+    drop(server);
+}
