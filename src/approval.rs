@@ -46,6 +46,18 @@ pub trait Approver {
         self.approve(what, detail)
     }
 
+    /// Like `approve_keyed`, for an MCP tool call a person may also trust lastingly:
+    /// `Ok((true, true))` when they answered "remember" (`tai mcp trust`, kept in the
+    /// vault, keyed on the pin).
+    fn approve_or_remember(
+        &mut self,
+        key: &ApprovalKey,
+        what: &str,
+        detail: &str,
+    ) -> Result<(bool, bool), String> {
+        self.approve_keyed(key, what, detail).map(|ok| (ok, false))
+    }
+
     /// Ask the person a free-form question (`ask_user`); an error when nobody can answer.
     fn ask(&mut self, _question: &str) -> Result<String, String> {
         Err("there is no user to ask here; decide with what you have, or say what you need".into())
@@ -108,12 +120,16 @@ fn prompt_tty(text: &str) -> Result<Option<String>, String> {
 /// The whole approval screen: the detail (multi-line, whole) and the question (one line),
 /// both sanitized.
 pub fn approval_screen(what: &str, detail: &str, always: bool) -> String {
+    screen_with_choices(what, detail, always, false)
+}
+
+fn screen_with_choices(what: &str, detail: &str, always: bool, remember: bool) -> String {
     let detail = sanitize::block(detail);
     let what = sanitize::line(what);
-    let choices = if always {
-        "[y]es / [N]o / [a]lways this session"
-    } else {
-        "[y]es / [N]o"
+    let choices = match (always, remember) {
+        (true, true) => "[y]es / [N]o / [a]lways this session / [r]emember: always (remember)",
+        (true, false) => "[y]es / [N]o / [a]lways this session",
+        (false, _) => "[y]es / [N]o",
     };
     format!("\n{detail}\n{what}? {choices}: ")
 }
@@ -129,32 +145,18 @@ impl Approver for TerminalApprover {
         what: &str,
         detail: &str,
     ) -> Result<bool, String> {
-        match self.mode {
-            Approval::Yolo => Ok(true),
-            Approval::Auto => {
-                eprintln!("tai: --auto approved: {}", sanitize::line(what));
-                Ok(true)
-            }
-            Approval::Ask if self.always.covers(key) => Ok(true),
-            Approval::Ask => {
-                let screen = approval_screen(what, detail, *key != ApprovalKey::Once);
-                let Some(line) = prompt_tty(&screen)? else {
-                    return Err(format!(
-                        "{}: needs approval, and there is no terminal to ask on; rerun with --auto (approve, with a line) or --yolo",
-                        sanitize::line(what)
-                    ));
-                };
-                match line.trim().to_ascii_lowercase().as_str() {
-                    "y" | "yes" => Ok(true),
-                    "a" | "always" if *key != ApprovalKey::Once => {
-                        self.always.remember(key);
-                        Ok(true)
-                    }
-                    _ => Ok(false),
-                }
-            }
-        }
+        self.decide(key, what, detail, false).map(|(ok, _)| ok)
     }
+
+    fn approve_or_remember(
+        &mut self,
+        key: &ApprovalKey,
+        what: &str,
+        detail: &str,
+    ) -> Result<(bool, bool), String> {
+        self.decide(key, what, detail, true)
+    }
+
 
     fn ask(&mut self, question: &str) -> Result<String, String> {
         let text = format!("\n{}\n> ", sanitize::block(question));
@@ -162,6 +164,49 @@ impl Approver for TerminalApprover {
             Some(line) => Ok(line.trim_end().to_string()),
             None => {
                 Err("there is no terminal to ask the user on; decide with what you have".into())
+            }
+        }
+    }
+}
+
+impl TerminalApprover {
+    /// The question on the terminal; `remember` offers a lasting "remember" too.
+    fn decide(
+        &mut self,
+        key: &ApprovalKey,
+        what: &str,
+        detail: &str,
+        remember: bool,
+    ) -> Result<(bool, bool), String> {
+        let ok = |b: bool| Ok((b, false));
+        match self.mode {
+            Approval::Yolo => ok(true),
+            Approval::Auto => {
+                eprintln!("tai: --auto approved: {}", sanitize::line(what));
+                ok(true)
+            }
+            Approval::Ask if self.always.covers(key) => ok(true),
+            Approval::Ask => {
+                let always = *key != ApprovalKey::Once;
+                let screen = screen_with_choices(what, detail, always, remember && always);
+                let Some(line) = prompt_tty(&screen)? else {
+                    return Err(format!(
+                        "{}: needs approval, and there is no terminal to ask on; rerun with --auto (approve, with a line) or --yolo",
+                        sanitize::line(what)
+                    ));
+                };
+                match line.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => ok(true),
+                    "a" | "always" if always => {
+                        self.always.remember(key);
+                        ok(true)
+                    }
+                    "r" | "remember" if always && remember => {
+                        self.always.remember(key);
+                        Ok((true, true))
+                    }
+                    _ => ok(false),
+                }
             }
         }
     }

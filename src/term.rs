@@ -36,7 +36,7 @@ pub fn read_hidden(prompt: &str) -> std::io::Result<String> {
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
 
-/// Show `prompt` on the terminal and read one line (echoed).
+/// Show `prompt` on the terminal and read one line with echo on.
 pub fn read_line(prompt: &str) -> std::io::Result<String> {
     let tty = std::fs::OpenOptions::new()
         .read(true)

@@ -393,7 +393,18 @@ fn run(
                 "call the MCP tool {server}/{tool} [pin {}] (arguments {arg_digest})",
                 &pin[..pin.len().min(12)]
             );
-            approve(ctx, &key, &what, &arguments, note)?;
+            // Lasting trust (`tai mcp trust`) is kept against the pin: a redefinition
+            // drops it. A person may answer "remember" to keep one.
+            if crate::mcp::trust::is_trusted(ctx.store, &server, &tool, &pin) {
+                note(&format!(
+                    "trusted: {shown_name} (`tai mcp untrust {server} {tool}` to ask again)"
+                ));
+            } else if approve_mcp(ctx, &key, &what, &arguments, note)? {
+                match crate::mcp::trust::trust(ctx.store, &server, &tool) {
+                    Ok(_) => note(&format!("remembered: {server}/{tool} is trusted")),
+                    Err(e) => note(&format!("not remembered: {e}")),
+                }
+            }
             note(&format!("→ {shown_name}"));
             Ok(bridge.call_tool(ctx.store, &server, &tool, arguments, ctx.approver, ctx.env))
         }
@@ -466,13 +477,41 @@ fn approve(
     args: &Map<String, Value>,
     note: &mut dyn FnMut(&str),
 ) -> Result<(), Refused> {
+    ask(ctx, key, what, args, note, false).map(|_| ())
+}
+
+/// An MCP tool's question, which also offers a lasting "remember"; `Ok(true)` when the
+/// person chose it.
+fn approve_mcp(
+    ctx: &mut ToolContext<'_>,
+    key: &ApprovalKey,
+    what: &str,
+    args: &Map<String, Value>,
+    note: &mut dyn FnMut(&str),
+) -> Result<bool, Refused> {
+    ask(ctx, key, what, args, note, true)
+}
+
+fn ask(
+    ctx: &mut ToolContext<'_>,
+    key: &ApprovalKey,
+    what: &str,
+    args: &Map<String, Value>,
+    note: &mut dyn FnMut(&str),
+    offer_remember: bool,
+) -> Result<bool, Refused> {
     let detail = serde_json::to_string_pretty(args).unwrap_or_default();
     let detail = ctx
         .store
         .redact(&detail)
         .unwrap_or_else(|_| "(arguments withheld)".into());
-    match ctx.approver.approve_keyed(key, what, &detail) {
-        Ok(true) => Ok(()),
+    let decision = if offer_remember {
+        ctx.approver.approve_or_remember(key, what, &detail)
+    } else {
+        ctx.approver.approve_keyed(key, what, &detail).map(|ok| (ok, false))
+    };
+    match decision {
+        Ok((true, remember)) => Ok(remember),
         decision => {
             // With no terminal the reason says which flag to use.
             note(&match &decision {

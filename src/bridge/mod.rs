@@ -85,11 +85,17 @@ impl Bridge {
     pub fn load(store: &Store, profile: &str) -> Result<Bridge, String> {
         let mut offered: Vec<(String, String, String, Value, String)> = Vec::new();
         let (mut withheld, mut not_offered) = (Vec::new(), Vec::new());
+        let cwd = std::env::current_dir().unwrap_or_default();
         let mut rows = store::list(store).map_err(|e| e.to_string())?;
         rows.sort_by(|a, b| (a.created, &a.entry.name).cmp(&(b.created, &b.entry.name)));
         for row in rows {
             let server = row.entry.name.clone();
             if !store::is_enabled(store, &server, profile).map_err(|e| e.to_string())? {
+                continue;
+            }
+            // a project's own server is offered only inside its project
+            let project = row.entry.options.project.as_deref();
+            if !crate::config::project::inside(project, &cwd) {
                 continue;
             }
             let mut count = 0;
@@ -202,7 +208,7 @@ impl Bridge {
             env,
         );
         let mut client =
-            McpClient::connect_with(&resolved.spec, entry.protocol, self.timeouts, oauth).map_err(
+            McpClient::connect_with(&resolved.spec, entry.protocol, entry.options.timeouts(self.timeouts), oauth).map_err(
                 |e| {
                     let text = store
                         .redact(&e.to_string())

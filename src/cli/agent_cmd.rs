@@ -3,7 +3,7 @@
 //! added) MCP tool is reviewed inline, old and new definitions side by side, and only the
 //! person's `y` re-pins it (never a mode, never the model).
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -81,6 +81,8 @@ pub fn run(ctx: &mut Context, a: &ChatArgs) -> Result {
     crate::sigint::install();
     let chat = chat_client(ctx)?;
     ctx.unlock()?;
+    // project scope: say what this repository's MCP configs hold; the REPL offers them
+    super::project_offer::offer(ctx, a.prompt.is_none())?;
     let mut bridge = Bridge::load(&ctx.store, &ctx.config.profile).map_err(Failure)?;
     if a.prompt.is_none() {
         // The REPL asks before a new OAuth login; `-p` fails naming `tai mcp login NAME`.
@@ -135,7 +137,14 @@ fn one_turn(
             .read_to_string(&mut s)?;
         s
     } else {
-        prompt.to_string()
+        // text piped in joins the prompt as a fenced block (capped, with a note when cut)
+        let (data, total) =
+            super::piped::read_stdin(super::piped::PIPED_MAX, super::piped::PIPED_WAIT)?;
+        let (prompt, note) = super::piped::append(prompt, &data, total, super::piped::PIPED_MAX);
+        if let Some(n) = note {
+            eprintln!("tai: note: {n}");
+        }
+        prompt
     };
     let mut ui = TerminalUi { color, quiet: json };
     let mut approver = TerminalApprover::new(ctx.config.approval);
@@ -190,26 +199,22 @@ fn repl(
         config.profile,
         config.model.as_deref().unwrap_or("?")
     );
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    // the terminal gets line editing and history; piped input stays plain lines
+    let mut prompter = super::history::Prompter::new(&process_env);
     // One approver for the session, so "always" answers last until /exit.
     let mut approver = TerminalApprover::new(config.approval);
     let mut reviewed = std::collections::HashSet::new();
     review_withheld(ctx, agent, &mut reviewed)?;
     loop {
         crate::sigint::clear();
-        let mut o = std::io::stdout().lock();
-        let _ = write!(
-            o,
+        let mut prompt = format!(
             "\ntai {}·{}> ",
             config.profile,
             config.model.as_deref().unwrap_or("?")
         );
-        let _ = o.flush();
-        drop(o);
         let mut input = String::new();
         loop {
-            match lines.next() {
+            match prompter.next_line(&std::mem::take(&mut prompt)) {
                 Some(Ok(l)) => match l.strip_suffix('\\') {
                     Some(head) => {
                         input.push_str(head);
@@ -229,9 +234,14 @@ fn repl(
                 }
             }
         }
+        let typed = input.trim_end().to_string();
         let input = input.trim();
         if input.is_empty() {
             continue;
+        }
+        // (a redaction set that cannot be read means nothing is written)
+        if let Ok(redacted) = ctx.store.redact(&typed) {
+            prompter.remember(&typed, &redacted);
         }
         if let Some(cmd) = input.strip_prefix('/') {
             let (name, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
@@ -285,6 +295,11 @@ fn repl(
                         ))?;
                     }
                 }
+                "profile" if !config.knows_profile(rest.trim()) => out(&format!(
+                    "no profile named {:?}: create it with `tai profile add {}`\n",
+                    rest.trim(),
+                    rest.trim()
+                ))?,
                 "profile" if !rest.trim().is_empty() => {
                     ctx.store.meta_set("current_profile", rest.trim())?;
                     out(&format!(

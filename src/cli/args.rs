@@ -15,6 +15,8 @@ pub struct RawArgs {
     pub profile: Option<String>,
     pub approval: Approval,
     pub command: Command,
+    /// `--json` was given: the command's output, and its errors, are JSON.
+    pub json: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -31,14 +33,22 @@ pub enum Command {
     Mcp(McpCmd),
     /// The agent: `tai` (the REPL) or `tai -p PROMPT` (one turn).
     Chat(ChatArgs),
-    /// `tai --serve-mcp-stdio`: serve MCP over stdio.
-    ServeStdio,
-    /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR]`: serve MCP over HTTP.
+    /// `tai --serve-mcp-stdio [--serve-tools LIST]`: serve MCP over stdio.
+    ServeStdio {
+        tools: Option<Vec<String>>,
+    },
+    /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR] [--serve-tools LIST]`: serve
+    /// MCP over HTTP.
     ServeHttp {
         key: String,
         port: Option<u16>,
         bind: Option<String>,
+        tools: Option<Vec<String>>,
     },
+    /// `tai completions bash|zsh|fish`
+    Completions(String),
+    /// `tai man`: the man page.
+    Man,
 }
 
 /// `tai [-p PROMPT|-] [--continue] [--json] [--max-steps N]`
@@ -61,6 +71,12 @@ pub enum McpCmd {
         json: bool,
         /// Which candidate a GitHub URL's resolution takes when several disagree (1-based).
         pick: Option<usize>,
+        /// The common grammar (`NAME [-e K=V]… [-H 'K: V']… [--url URL] [-- CMD ARGS…]`):
+        /// `source` is then the entry built from the flags, as JSON.
+        explicit: bool,
+        /// `--connect-timeout S` / `--call-timeout S`, kept with the entry.
+        connect_timeout: Option<f64>,
+        call_timeout: Option<f64>,
     },
     /// `tai mcp resolve URL [--pick N] [--json]`: what a GitHub URL resolves to, and why.
     Resolve {
@@ -72,9 +88,32 @@ pub enum McpCmd {
         file: String,
         replace: bool,
         json: bool,
+        /// `--anywhere`: a project's servers are not tied to their project.
+        anywhere: bool,
     },
+    /// `tai mcp list [--json] [--check]`: `--check` connects to each for a live status.
     List {
         json: bool,
+        check: bool,
+    },
+    /// `tai mcp get NAME [--json]`: one server whole (secrets masked).
+    Get {
+        server: String,
+        json: bool,
+    },
+    /// `tai mcp export [NAME…] --format claude|vscode|codex`.
+    Export {
+        servers: Vec<String>,
+        format: String,
+    },
+    /// `tai mcp trust SERVER TOOL|'*'`: calls need no approval while the tool is unchanged.
+    Trust {
+        server: String,
+        tool: String,
+    },
+    Untrust {
+        server: String,
+        tool: String,
     },
     Enable {
         server: String,
@@ -146,6 +185,12 @@ pub enum ProfileCmd {
     Remove {
         name: String,
     },
+    /// `tai profile set NAME KEY VALUE` (an empty VALUE clears the setting).
+    Set {
+        name: String,
+        key: String,
+        value: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,16 +237,38 @@ where
     I: IntoIterator,
     I::Item: Into<OsString>,
 {
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // `tai mcp add [NAME] [FLAGS] -- CMD ARGS…`: the words after `--` are the command,
+    // taken whole (lexopt would read `-y` as a flag).
+    let dashes = args.iter().position(|a| a == "--");
+    let is_add = |before: &[OsString]| {
+        before
+            .windows(2)
+            .any(|w| w[0] == "mcp" && (w[1] == "add" || w[1] == "add-json"))
+    };
+    let after_dashes = match dashes {
+        Some(i) if is_add(&args[..i]) => {
+            let rest: Vec<OsString> = args.drain(i..).skip(1).collect();
+            Some(
+                rest.into_iter()
+                    .map(|a| string(a, "the command"))
+                    .collect::<Result<Vec<String>>>()?,
+            )
+        }
+        _ => None,
+    };
     let mut p = Parser {
         inner: lexopt::Parser::from_args(args),
         raw: RawGlobals::default(),
         ctx: "tai",
+        after_dashes,
     };
     let command = p.top()?;
     let RawGlobals {
         profile,
         auto,
         yolo,
+        json,
     } = p.raw;
     let approval = match (auto, yolo) {
         (true, true) => {
@@ -217,6 +284,7 @@ where
         profile,
         approval,
         command,
+        json,
     })
 }
 
@@ -225,6 +293,8 @@ struct RawGlobals {
     profile: Option<String>,
     auto: bool,
     yolo: bool,
+    /// Some command took `--json`.
+    json: bool,
 }
 
 struct Parser {
@@ -232,6 +302,8 @@ struct Parser {
     raw: RawGlobals,
     /// The command being parsed, for error messages.
     ctx: &'static str,
+    /// `mcp add`'s words after `--`.
+    after_dashes: Option<Vec<String>>,
 }
 
 /// One step of the parse after globals are taken out.
@@ -260,7 +332,10 @@ impl Parser {
                 Short('h') | Long("help") => return Ok(Step::Help),
                 Value(v) => return Ok(Step::Arg(Value(v))),
                 Long(l) => match KNOWN_LONG.iter().find(|k| **k == l) {
-                    Some(k) => return Ok(Step::Arg(Long(k))),
+                    Some(k) => {
+                        self.raw.json |= *k == "json";
+                        return Ok(Step::Arg(Long(k)));
+                    }
                     None => {
                         return Err(UsageError(format!(
                             "unknown option '--{l}' (see '{}')",
@@ -278,14 +353,33 @@ impl Parser {
             Step::End => Ok(Command::Chat(ChatArgs::default())),
             Step::Help => Ok(Command::Help("")),
             Step::Arg(Short('p')) => self.chat_args(Some("prompt")),
-            Step::Arg(Long("serve-mcp-stdio")) => self.done(Command::ServeStdio),
-            Step::Arg(Long("serve-mcp")) => {
-                let key = string(self.inner.value()?, "--serve-mcp")?;
-                let (mut port, mut bind) = (None, None);
+            Step::Arg(Long("serve-mcp-stdio")) => {
+                let mut tools = None;
                 loop {
                     match self.next()? {
                         Step::End => break,
-                        Step::Help => return Ok(Command::Help("")),
+                        Step::Help => return Ok(Command::Help("serve")),
+                        Step::Arg(Long("serve-tools")) => tools = Some(self.tool_list()?),
+                        Step::Arg(a) => return Err(unexpected(a, "serve")),
+                    }
+                }
+                Ok(Command::ServeStdio { tools })
+            }
+            Step::Arg(Long("serve-tools")) => Err(UsageError(
+                "--serve-tools goes with --serve-mcp KEY or --serve-mcp-stdio (see 'tai help serve')".into(),
+            )),
+            Step::Arg(Long("serve-mcp")) => {
+                let key = string(self.inner.value()?, "--serve-mcp")?;
+                // `tai --serve-mcp --help` asks for help; it is not a key
+                if key == "--help" || key == "-h" {
+                    return Ok(Command::Help("serve"));
+                }
+                let (mut port, mut bind, mut tools) = (None, None, None);
+                loop {
+                    match self.next()? {
+                        Step::End => break,
+                        Step::Help => return Ok(Command::Help("serve")),
+                        Step::Arg(Long("serve-tools")) => tools = Some(self.tool_list()?),
                         Step::Arg(Long("mcp-port")) => {
                             let v = string(self.inner.value()?, "--mcp-port")?;
                             port = Some(v.parse().map_err(|_| {
@@ -295,10 +389,15 @@ impl Parser {
                         Step::Arg(Long("mcp-bind")) => {
                             bind = Some(string(self.inner.value()?, "--mcp-bind")?)
                         }
-                        Step::Arg(a) => return Err(unexpected(a, "tai")),
+                        Step::Arg(a) => return Err(unexpected(a, "serve")),
                     }
                 }
-                Ok(Command::ServeHttp { key, port, bind })
+                Ok(Command::ServeHttp {
+                    key,
+                    port,
+                    bind,
+                    tools,
+                })
             }
             Step::Arg(Long(flag @ ("prompt" | "continue" | "json" | "max-steps"))) => {
                 self.chat_args(Some(flag))
@@ -322,6 +421,23 @@ impl Parser {
                     self.mcp()
                 }
                 "help" => self.help_topic(),
+                "man" => {
+                    self.ctx = "man";
+                    self.done(Command::Man)
+                }
+                "completions" | "completion" => {
+                    self.ctx = "completions";
+                    let shell = match self.positional("a SHELL: bash, zsh or fish", "completions")? {
+                        Ok(s) => s,
+                        Err(t) => return Ok(Command::Help(t)),
+                    };
+                    if !matches!(shell.as_str(), "bash" | "zsh" | "fish") {
+                        return Err(UsageError(format!(
+                            "completions are made for bash, zsh or fish, not '{shell}'"
+                        )));
+                    }
+                    self.done(Command::Completions(shell))
+                }
                 other => Err(UsageError(format!(
                     "unknown command '{other}' (see 'tai --help')"
                 ))),
@@ -331,21 +447,48 @@ impl Parser {
     }
 
     fn help_topic(&mut self) -> Result<Command> {
-        let topic = match self.next()? {
-            Step::Arg(Value(v)) => string(v, "topic")?,
-            _ => return Ok(Command::Help("")),
-        };
-        let topic = match topic.as_str() {
-            "status" => "status",
-            "profile" => "profile",
-            "vault" => "vault",
-            other => {
-                return Err(UsageError(format!(
-                    "no help topic '{other}' (see 'tai --help')"
-                )));
+        let mut words = Vec::new();
+        loop {
+            match self.next()? {
+                Step::Arg(Value(v)) => words.push(string(v, "topic")?),
+                Step::Arg(Long(l)) => words.push(format!("--{l}")),
+                Step::End | Step::Help => break,
+                Step::Arg(a) => return Err(unexpected(a, "tai")),
             }
-        };
-        self.done(Command::Help(topic))
+        }
+        if words.is_empty() {
+            return Ok(Command::Help(""));
+        }
+        match super::help::topic_of(&words) {
+            Some(t) => Ok(Command::Help(t)),
+            None => Err(UsageError(format!(
+                "no help topic '{}' (topics: {})",
+                words.join(" "),
+                super::help::TOPICS
+                    .iter()
+                    .map(|(t, _)| *t)
+                    .filter(|t| !t.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// `--serve-tools a,b,c`.
+    fn tool_list(&mut self) -> Result<Vec<String>> {
+        let v = string(self.inner.value()?, "--serve-tools")?;
+        let names: Vec<String> = v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        if names.is_empty() {
+            return Err(UsageError(
+                "--serve-tools takes tool names, comma-separated".into(),
+            ));
+        }
+        Ok(names)
     }
 
     /// Only globals may follow; then `cmd`.
@@ -393,7 +536,7 @@ impl Parser {
     }
 
     fn profile(&mut self) -> Result<Command> {
-        let sub = match self.positional("a subcommand: list, add, use or remove", "profile")? {
+        let sub = match self.positional("a subcommand: list, add, set, use or remove", "profile")? {
             Ok(s) => s,
             Err(t) => return Ok(Command::Help(t)),
         };
@@ -429,6 +572,30 @@ impl Parser {
                     base_url,
                     api_key_secret,
                 }
+            }
+            "set" => {
+                let mut words = Vec::new();
+                for what in [
+                    "a profile NAME",
+                    "a KEY (model, base_url, api_key_secret)",
+                    "a VALUE",
+                ] {
+                    match self.positional(what, "profile")? {
+                        Ok(w) => words.push(w),
+                        Err(t) => return Ok(Command::Help(t)),
+                    }
+                }
+                let value = words.pop().unwrap_or_default();
+                let key = words.pop().unwrap_or_default().replace('-', "_");
+                let name = words.pop().unwrap_or_default();
+                crate::vault::check_name("profile", &name)
+                    .map_err(|e| UsageError(e.to_string()))?;
+                if !matches!(key.as_str(), "model" | "base_url" | "api_key_secret") {
+                    return Err(UsageError(format!(
+                        "a profile has no setting '{key}' (model, base_url, api_key_secret)"
+                    )));
+                }
+                return self.done(Command::Profile(ProfileCmd::Set { name, key, value }));
             }
             "use" | "remove" | "rm" => {
                 let Ok(name) = self.positional("a profile NAME", "profile")? else {
@@ -560,23 +727,35 @@ impl Parser {
         if sub == "probe" {
             return self.probe();
         }
-        // The rest share one shape: positionals, then --json, --name N, --replace, --pick N.
-        let (mut pos, mut json, mut name, mut replace) = (Vec::new(), false, None, false);
-        let mut pick = None;
+        if sub == "add" || sub == "add-json" {
+            return self.mcp_add(&sub);
+        }
+        // The rest share one shape: positionals, then --json, --replace, --pick N, --check,
+        // --format F.
+        let (mut pos, mut json, mut replace) = (Vec::new(), false, false);
+        let (mut pick, mut check, mut format) = (None, false, None);
+        let mut anywhere = false;
+        let topic = mcp_topic(&sub);
         let (mut client_id, mut status) = (None, false);
         loop {
             match self.next()? {
                 Step::End => break,
-                Step::Help => return Ok(Command::Help("mcp")),
+                Step::Help => return Ok(Command::Help(topic)),
                 Step::Arg(Value(v)) => pos.push(string(v, "argument")?),
                 Step::Arg(Long("json")) => json = true,
-                Step::Arg(Long("replace")) if matches!(sub.as_str(), "add" | "import") => {
-                    replace = true
+                Step::Arg(Long("replace")) if sub == "import" => replace = true,
+                Step::Arg(Long("anywhere")) if sub == "import" => anywhere = true,
+                Step::Arg(Long("check")) if matches!(sub.as_str(), "list" | "ls") => check = true,
+                Step::Arg(Long("format")) if sub == "export" => {
+                    let v = string(self.inner.value()?, "--format")?;
+                    if !matches!(v.as_str(), "claude" | "vscode" | "codex") {
+                        return Err(UsageError(format!(
+                            "--format takes claude, vscode or codex, not '{v}'"
+                        )));
+                    }
+                    format = Some(v);
                 }
-                Step::Arg(Long("name")) if sub == "add" => {
-                    name = Some(string(self.inner.value()?, "--name")?)
-                }
-                Step::Arg(Long("pick")) if matches!(sub.as_str(), "add" | "resolve") => {
+                Step::Arg(Long("pick")) if sub == "resolve" => {
                     let v = string(self.inner.value()?, "--pick")?;
                     pick = Some(v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
                         UsageError(format!(
@@ -588,31 +767,18 @@ impl Parser {
                     client_id = Some(string(self.inner.value()?, "--client-id")?)
                 }
                 Step::Arg(Long("status")) if sub == "login" => status = true,
-                Step::Arg(a) => return Err(unexpected(a, "mcp")),
+                Step::Arg(a) => return Err(unexpected(a, topic)),
             }
         }
         let want = |n: usize, what: &str| -> Result<()> {
             if pos.len() < n {
                 return Err(UsageError(format!(
-                    "'tai mcp {sub}' needs {what} (see 'tai mcp --help')"
+                    "'tai mcp {sub}' needs {what} (see 'tai {topic} --help')"
                 )));
             }
             Ok(())
         };
         let cmd = match sub.as_str() {
-            "add" => {
-                want(
-                    1,
-                    "a SOURCE: a config file, - for stdin, or the config text itself",
-                )?;
-                McpCmd::Add {
-                    source: pos.remove(0),
-                    name,
-                    replace,
-                    json,
-                    pick,
-                }
-            }
             "resolve" => {
                 want(1, "a GitHub URL")?;
                 McpCmd::Resolve {
@@ -622,14 +788,36 @@ impl Parser {
                 }
             }
             "import" => {
-                want(1, "a FILE")?;
+                want(1, "a TOOL, a FILE or - (stdin)")?;
                 McpCmd::Import {
                     file: pos.remove(0),
                     replace,
                     json,
+                    anywhere,
                 }
             }
-            "list" | "ls" => McpCmd::List { json },
+            "list" | "ls" => McpCmd::List { json, check },
+            "get" => {
+                want(1, "a SERVER name")?;
+                McpCmd::Get {
+                    server: pos.remove(0),
+                    json,
+                }
+            }
+            "export" => McpCmd::Export {
+                servers: std::mem::take(&mut pos),
+                format: format.unwrap_or_else(|| "claude".into()),
+            },
+            "trust" | "untrust" => {
+                want(2, "a SERVER and a TOOL (or '*' for every tool)")?;
+                let server = pos.remove(0);
+                let tool = pos.remove(0);
+                if sub == "trust" {
+                    McpCmd::Trust { server, tool }
+                } else {
+                    McpCmd::Untrust { server, tool }
+                }
+            }
             "enable" | "disable" | "remove" | "rm" => {
                 want(1, "a SERVER name")?;
                 let server = pos.remove(0);
@@ -684,11 +872,225 @@ impl Parser {
         };
         if !pos.is_empty() {
             return Err(UsageError(format!(
-                "unexpected argument '{}' (see 'tai mcp --help')",
+                "unexpected argument '{}' (see 'tai {topic} --help')",
                 pos[0]
             )));
         }
         Ok(Command::Mcp(cmd))
+    }
+
+    /// `tai mcp add SOURCE [--name N] [--replace] [--json] [--pick N]`, the common grammar
+    /// `tai mcp add NAME [-e K=V]… [--env-var NAME]… [-H 'K: V']… [--url URL]
+    /// [--connect-timeout S] [--call-timeout S] [-- CMD ARGS…]` (also `NAME CMD ARGS…` and
+    /// `NAME URL`), and `tai mcp add-json NAME JSON`.
+    fn mcp_add(&mut self, sub: &str) -> Result<Command> {
+        let ctx = if sub == "add" {
+            "mcp add"
+        } else {
+            "mcp add-json"
+        };
+        let mut pos: Vec<String> = Vec::new();
+        let (mut json, mut name, mut replace, mut pick) = (false, None, false, None);
+        let (mut env, mut env_vars, mut headers) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut url, mut connect_timeout, mut call_timeout) = (None, None, None);
+        loop {
+            match self.next()? {
+                Step::End => break,
+                Step::Help => {
+                    return Ok(Command::Help(if sub == "add" {
+                        "mcp add"
+                    } else {
+                        "mcp add-json"
+                    }));
+                }
+                Step::Arg(Value(v)) => {
+                    pos.push(string(v, "argument")?);
+                    // `NAME CMD ARGS…`: everything after the command is its own
+                    if sub == "add" && pos.len() == 2 {
+                        for a in self.inner.raw_args()? {
+                            pos.push(string(a, "argument")?);
+                        }
+                    }
+                }
+                Step::Arg(Long("json")) => json = true,
+                Step::Arg(Long("replace")) => replace = true,
+                Step::Arg(Long("name")) => name = Some(string(self.inner.value()?, "--name")?),
+                Step::Arg(Long("pick")) => {
+                    let v = string(self.inner.value()?, "--pick")?;
+                    pick = Some(v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        UsageError(format!(
+                            "--pick needs a candidate number (1, 2, ...), not '{v}'"
+                        ))
+                    })?);
+                }
+                Step::Arg(Short('e') | Long("env")) => {
+                    let v = string(self.inner.value()?, "-e")?;
+                    let (k, val) = v
+                        .split_once('=')
+                        .filter(|(k, _)| is_var_name(k))
+                        .ok_or_else(|| UsageError(format!("-e takes NAME=VALUE, not '{v}'")))?;
+                    env.push((k.to_string(), val.to_string()));
+                }
+                Step::Arg(Long("env-var")) => {
+                    let v = string(self.inner.value()?, "--env-var")?;
+                    if !is_var_name(&v) {
+                        return Err(UsageError(format!(
+                            "--env-var takes a variable NAME, not '{v}'"
+                        )));
+                    }
+                    env_vars.push(v);
+                }
+                Step::Arg(Short('H') | Long("header")) => {
+                    let v = string(self.inner.value()?, "-H")?;
+                    let (k, val) = v
+                        .split_once(':')
+                        .filter(|(k, _)| !k.trim().is_empty())
+                        .ok_or_else(|| UsageError("-H takes 'Name: value'".into()))?;
+                    headers.push((k.trim().to_string(), val.trim().to_string()));
+                }
+                Step::Arg(Long("url")) => url = Some(string(self.inner.value()?, "--url")?),
+                Step::Arg(Long(flag @ ("connect-timeout" | "call-timeout"))) => {
+                    let v = string(self.inner.value()?, flag)?;
+                    let max = crate::mcp::caps::MCP_TIMEOUT_MAX.as_secs_f64();
+                    let secs: f64 = v
+                        .parse()
+                        .ok()
+                        .filter(|s: &f64| *s > 0.0 && *s <= max)
+                        .ok_or_else(|| {
+                            UsageError(format!(
+                                "--{flag} needs seconds between 0 and {max} (MCP_TIMEOUT_MAX), not '{v}'"
+                            ))
+                        })?;
+                    if flag == "connect-timeout" {
+                        connect_timeout = Some(secs);
+                    } else {
+                        call_timeout = Some(secs);
+                    }
+                }
+                Step::Arg(a) => return Err(unexpected(a, ctx)),
+            }
+        }
+        let command = self.after_dashes.take().unwrap_or_default();
+        if sub == "add-json" {
+            if pos.len() != 2 || !command.is_empty() {
+                return Err(UsageError(
+                    "'tai mcp add-json' needs a NAME and a JSON entry (see 'tai mcp add-json --help')".into(),
+                ));
+            }
+            let source = pos.remove(1);
+            return Ok(Command::Mcp(McpCmd::Add {
+                source,
+                name: Some(pos.remove(0)),
+                replace,
+                json,
+                pick: None,
+                explicit: false,
+                connect_timeout,
+                call_timeout,
+            }));
+        }
+        let flagged = !env.is_empty() || !env_vars.is_empty() || !headers.is_empty();
+        let explicit = !command.is_empty() || url.is_some() || flagged || pos.len() >= 2;
+        if !explicit {
+            let Some(source) = pos.pop() else {
+                return Err(UsageError(
+                    "'tai mcp add' needs a SOURCE (a config file, - for stdin, the config text, a GitHub URL) or NAME -- CMD ARGS… (see 'tai mcp add --help')".into(),
+                ));
+            };
+            return Ok(Command::Mcp(McpCmd::Add {
+                source,
+                name,
+                replace,
+                json,
+                pick,
+                explicit: false,
+                connect_timeout,
+                call_timeout,
+            }));
+        }
+        if name.is_some() || pick.is_some() {
+            return Err(UsageError(
+                "--name and --pick go with a SOURCE; in 'tai mcp add NAME ...' the NAME comes first".into(),
+            ));
+        }
+        // NAME, then the command (after `--`, or as the following words) or the URL
+        let mut words = pos.into_iter();
+        let server_name = words.next();
+        let mut command: Vec<String> = command;
+        let rest: Vec<String> = words.collect();
+        if command.is_empty() && url.is_none() {
+            match rest.first() {
+                Some(first) if first.starts_with("http://") || first.starts_with("https://") => {
+                    if rest.len() > 1 {
+                        return Err(UsageError(format!(
+                            "unexpected argument '{}' after the URL (see 'tai mcp add --help')",
+                            rest[1]
+                        )));
+                    }
+                    url = Some(first.clone());
+                }
+                _ => command = rest,
+            }
+        } else if !rest.is_empty() {
+            return Err(UsageError(format!(
+                "unexpected argument '{}' (the command goes after --; see 'tai mcp add --help')",
+                rest[0]
+            )));
+        }
+        let entry = match (url, command.is_empty()) {
+            (Some(_), false) => {
+                return Err(UsageError(
+                    "give either --url URL or -- CMD ARGS…, not both".into(),
+                ));
+            }
+            (None, true) => {
+                return Err(UsageError(
+                    "'tai mcp add NAME' needs the server: -- CMD ARGS… or --url URL (see 'tai mcp add --help')".into(),
+                ));
+            }
+            (Some(u), true) => {
+                if !env.is_empty() || !env_vars.is_empty() {
+                    return Err(UsageError(
+                        "-e and --env-var set a command's environment; an HTTP server takes -H"
+                            .into(),
+                    ));
+                }
+                let h: serde_json::Map<String, serde_json::Value> =
+                    headers.into_iter().map(|(k, v)| (k, v.into())).collect();
+                serde_json::json!({"url": u, "headers": h})
+            }
+            (None, false) => {
+                if !headers.is_empty() {
+                    return Err(UsageError(
+                        "-H sets an HTTP server's headers; a command takes -e".into(),
+                    ));
+                }
+                let mut e: serde_json::Map<String, serde_json::Value> = env_vars
+                    .into_iter()
+                    .map(|n| {
+                        let r = format!("${{{n}}}");
+                        (n, r.into())
+                    })
+                    .collect();
+                e.extend(env.into_iter().map(|(k, v)| (k, v.into())));
+                let program = command.remove(0);
+                serde_json::json!({"command": program, "args": command, "env": e})
+            }
+        };
+        let source = match &server_name {
+            Some(n) => serde_json::json!({"mcpServers": {n.as_str(): entry}}).to_string(),
+            None => entry.to_string(),
+        };
+        Ok(Command::Mcp(McpCmd::Add {
+            source,
+            name: None,
+            replace,
+            json,
+            pick: None,
+            explicit: true,
+            connect_timeout,
+            call_timeout,
+        }))
     }
 
     fn probe(&mut self) -> Result<Command> {
@@ -700,7 +1102,7 @@ impl Parser {
         loop {
             match self.next()? {
                 Step::End => break,
-                Step::Help => return Ok(Command::Help("mcp")),
+                Step::Help => return Ok(Command::Help("mcp probe")),
                 Step::Arg(Value(v)) if source.is_none() => source = Some(string(v, "SOURCE")?),
                 Step::Arg(Long("json")) => a.json = true,
                 Step::Arg(Long("protocol")) => {
@@ -804,6 +1206,28 @@ impl Parser {
     }
 }
 
+/// The help topic of `tai mcp SUB`.
+pub fn mcp_topic(sub: &str) -> &'static str {
+    match sub {
+        "probe" => "mcp probe",
+        "add" => "mcp add",
+        "add-json" => "mcp add-json",
+        "resolve" => "mcp resolve",
+        "import" => "mcp import",
+        "list" | "ls" => "mcp list",
+        "get" => "mcp get",
+        "export" => "mcp export",
+        "enable" | "disable" => "mcp enable",
+        "remove" | "rm" => "mcp remove",
+        "tools" => "mcp tools",
+        "call" => "mcp call",
+        "approve" => "mcp approve",
+        "trust" | "untrust" => "mcp trust",
+        "login" | "logout" => "mcp login",
+        _ => "mcp",
+    }
+}
+
 fn command_name(cmd: &Command) -> &'static str {
     match cmd {
         Command::Help(_) | Command::Version => "tai",
@@ -811,7 +1235,10 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Vault(_) => "vault",
         Command::Mcp(_) => "mcp",
-        Command::Chat(_) | Command::ServeStdio | Command::ServeHttp { .. } => "tai",
+        Command::Chat(_) => "tai",
+        Command::ServeStdio { .. } | Command::ServeHttp { .. } => "serve",
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
     }
 }
 
@@ -823,13 +1250,20 @@ fn help_for(cmd: &Command) -> &'static str {
     }
 }
 
+/// An environment variable's name: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_var_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
 fn string(v: OsString, what: &str) -> Result<String> {
     v.into_string()
         .map_err(|v| UsageError(format!("{what}: {v:?} is not valid UTF-8")))
 }
 
 /// Every long option some command takes; any other is reported where it is met.
-const KNOWN_LONG: &[&str] = &[
+pub const KNOWN_LONG: &[&str] = &[
     "version",
     "json",
     "model",
@@ -857,6 +1291,13 @@ const KNOWN_LONG: &[&str] = &[
     "serve-mcp",
     "mcp-port",
     "mcp-bind",
+    "serve-tools",
+    "env",
+    "env-var",
+    "url",
+    "format",
+    "check",
+    "anywhere",
 ];
 
 fn help_cmd(ctx: &str) -> String {
@@ -913,7 +1354,7 @@ mod tests {
                     ..ChatArgs::default()
                 }),
             ),
-            (&["--serve-mcp-stdio"], Command::ServeStdio),
+            (&["--serve-mcp-stdio"], Command::ServeStdio { tools: None }),
             (
                 &["--yolo", "-p", "-"],
                 Command::Chat(ChatArgs {
@@ -999,7 +1440,7 @@ mod tests {
             ),
             (&["vault", "seal", "--help"], Command::Help("vault")),
             (&["mcp", "--help"], Command::Help("mcp")),
-            (&["mcp", "probe", "--help"], Command::Help("mcp")),
+            (&["mcp", "probe", "--help"], Command::Help("mcp probe")),
             (
                 &[
                     "mcp", "probe", "npx -y x", "--call", "echo", "--args", "{}", "--repeat", "3",

@@ -1,13 +1,59 @@
-//! `--help` texts, one per topic, written to teach.
+//! `--help` texts, one per topic, written to teach. `tai help TOPIC`, `tai CMD --help`,
+//! the man page (`tai man`, docs/tai.1) and the completions are all made from `TOPICS`.
+
+/// Every help topic with its text, in the man page's order (`""` is the top level).
+pub const TOPICS: &[(&str, &str)] = &[
+    ("", TOP),
+    ("status", STATUS),
+    ("profile", PROFILE),
+    ("vault", VAULT),
+    ("mcp", MCP),
+    ("mcp add", super::help_mcp::ADD),
+    ("mcp add-json", super::help_mcp::ADD_JSON),
+    ("mcp import", super::help_mcp::IMPORT),
+    ("mcp resolve", super::help_mcp::RESOLVE),
+    ("mcp list", super::help_mcp::LIST),
+    ("mcp get", super::help_mcp::GET),
+    ("mcp export", super::help_mcp::EXPORT),
+    ("mcp enable", super::help_mcp::ENABLE),
+    ("mcp remove", super::help_mcp::REMOVE),
+    ("mcp tools", super::help_mcp::TOOLS),
+    ("mcp call", super::help_mcp::CALL),
+    ("mcp approve", super::help_mcp::APPROVE),
+    ("mcp trust", super::help_mcp::TRUST),
+    ("mcp login", super::help_mcp::LOGIN),
+    ("mcp probe", super::help_mcp::PROBE),
+    ("serve", super::help_mcp::SERVE),
+    ("completions", super::help_mcp::COMPLETIONS),
+    ("man", super::help_mcp::MAN),
+];
 
 pub fn text(topic: &str) -> &'static str {
-    match topic {
-        "status" => STATUS,
-        "profile" => PROFILE,
-        "vault" => VAULT,
-        "mcp" => MCP,
-        _ => TOP,
-    }
+    TOPICS
+        .iter()
+        .find(|(t, _)| *t == topic)
+        .map_or(TOP, |(_, text)| text)
+}
+
+/// The topic `tai help WORDS…` names (`mcp add`, `add`, `serve-mcp`), if any.
+pub fn topic_of(words: &[String]) -> Option<&'static str> {
+    let joined = words.join(" ");
+    let joined = match joined.as_str() {
+        "serve-mcp" | "serve-mcp-stdio" | "--serve-mcp" | "--serve-mcp-stdio" => "serve",
+        "completion" => "completions",
+        other => other,
+    };
+    let mcp_form = format!("mcp {joined}");
+    TOPICS
+        .iter()
+        .map(|(t, _)| *t)
+        .find(|t| !t.is_empty() && (*t == joined || *t == mcp_form))
+        .or_else(|| {
+            // `tai help mcp disable` is the enable page, `mcp ls` the list page
+            let sub = joined.strip_prefix("mcp ").unwrap_or(joined);
+            let t = super::args::mcp_topic(sub);
+            (t != "mcp").then_some(t)
+        })
 }
 
 const TOP: &str = "\
@@ -17,22 +63,33 @@ Usage: tai [OPTIONS]                 the agent, in a REPL (/help inside)
        tai [OPTIONS] -p PROMPT      one turn: the answer on stdout, tool chatter on stderr
        tai [OPTIONS] <COMMAND>
 
-Serving MCP:
-      --serve-mcp-stdio Serve tai's tools plus chat and completions over stdio (for hosts
-                        such as Claude Desktop, Cursor, Codex). Every call is approved.
+Serving MCP (see `tai help serve`):
+      --serve-mcp KEY   Serve tai's tools plus chat and completions over Streamable HTTP,
+                        behind the bearer KEY (- reads it from TAI_MCP_KEY or stdin)
+      --mcp-port N      With --serve-mcp: the port (TAI_MCP_PORT, default 8765)
+      --mcp-bind ADDR   With --serve-mcp: the address (TAI_MCP_BIND, default 127.0.0.1)
+      --serve-tools LIST  With --serve-mcp or --serve-mcp-stdio: serve only these tools
+                        (comma-separated names)
+      --serve-mcp-stdio Serve the same over stdio (for hosts such as Claude Desktop,
+                        Cursor, Codex). Every call is approved: no user is present.
 
 Agent options:
-  -p, --prompt PROMPT   Run one turn (- reads the prompt from stdin); exit 1 when it fails
+  -p, --prompt PROMPT   Run one turn (- reads the prompt from stdin); exit 1 when it fails.
+                        Text piped in (`cmd | tai -p \"summarize\"`) is appended as a fenced
+                        block (128 KB at most, with a note when cut)
       --json            With -p: print a JSON transcript (answer, tool calls, steps)
       --continue        Resume the last conversation
       --max-steps N     Model calls per turn at most (default 20)
 
 Commands:
   status            Show where tai keeps its files, the current profile and model, the vault state
-  profile           Manage profiles (which MCP servers are on, model overrides)
+  profile           Manage profiles: list, add, set, use, remove
   vault             Secrets, the seal, the audit trail and spilled records
-  mcp               MCP servers: add (a config, a command line or a GitHub URL), probe, list
-  help <COMMAND>    Show help for a command
+  mcp               MCP servers: add, add-json, import, resolve, list, get, export, enable,
+                    disable, remove, tools, call, approve, trust, untrust, probe
+  completions SHELL Print a completion script for bash, zsh or fish
+  man               Print the man page (roff)
+  help <TOPIC>      Show help for a command (`tai help mcp add`, `tai help serve`)
 
 Options (anywhere on the line):
       --profile NAME  Use this profile for this run (else TAI_PROFILE, `tai profile use`, config)
@@ -44,12 +101,20 @@ Options (anywhere on the line):
 Files:
   config   $TAI_CONFIG, else $XDG_CONFIG_HOME/tai/config.toml, else ~/.config/tai/config.toml
   vault    $TAI_HOME/vault.db, else $XDG_DATA_HOME/tai/vault.db, else ~/.local/share/tai/vault.db
+  history  $XDG_STATE_HOME/tai/history, else ~/.local/state/tai/history: the REPL's lines
+           (arrows, Home/End, Ctrl-A/E/U/K/W edit; Up/Down recall). A line holding a vault
+           secret or a token, or starting with a space, is not kept
 
 Environment:
   TAI_HOME TAI_CONFIG TAI_PROFILE TAI_BASE_URL TAI_MODEL TAI_API_KEY TAI_VAULT_PASSPHRASE
   TAI_REGISTRY_URL TAI_GITHUB_API_URL TAI_GITHUB_RAW_URL TAI_GLAMA_URL GITHUB_TOKEN
-                    (the GitHub URL resolver; see `tai mcp --help`)
-  NO_COLOR (plain output)
+                    (the GitHub URL resolver; see `tai mcp resolve --help`)
+  TAI_MCP_KEY TAI_MCP_PORT TAI_MCP_BIND TAI_MCP_SESSION_IDLE
+                    (serving MCP; see `tai help serve`)
+  TAI_OAUTH_BROWSER TAI_OAUTH_CLIENT_ID TAI_OAUTH_CLIENT_SECRET TAI_OAUTH_CLIENT_METADATA_URL
+                    (servers behind OAuth; see `tai mcp login --help`)
+  CODEX_HOME        where `tai mcp import codex` looks (else ~/.codex)
+  XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME HOME NO_COLOR (plain output)
 
 The model: any OpenAI-compatible endpoint (default http://127.0.0.1:11434/v1, Ollama).
 Set TAI_MODEL, or a profile's model. Tools that change things ask first (y/N/always);
@@ -74,8 +139,13 @@ The current profile is, first to last: --profile, TAI_PROFILE, `tai profile use`
 Usage:
   tai profile list [--json]
   tai profile add NAME [--model M] [--base-url URL] [--api-key-secret SECRET]
+  tai profile set NAME KEY VALUE     KEY: model, base_url, api_key_secret; '' clears it
   tai profile use NAME
   tai profile remove NAME
+
+A profile lives in one place: config.toml's [profiles.NAME] when the file defines it
+(edit it there), else the vault (`add`, `set`). It inherits every top-level setting it
+does not set. An unknown profile name is an error for every command but `tai profile`.
 
 Profiles may also be written in config.toml:
 
@@ -113,68 +183,27 @@ a forger who has the file.
 ";
 
 const MCP: &str = "\
-MCP servers.
+MCP servers: stored in the vault, verified live, disabled until enabled for a profile.
 
 Usage:
-  tai mcp add SOURCE [--name N] [--replace] [--json]   verify a server live and store it
-  tai mcp add https://github.com/OWNER/REPO [--pick N]  resolve a repository, then add it
-  tai mcp resolve URL [--pick N] [--json]              what a GitHub URL resolves to, and why
-  tai mcp import FILE [--replace] [--json]             add every server of an editor config
-  tai mcp list [--json]                                stored servers, their profiles and tools
-  tai mcp enable SERVER | disable SERVER               for the current profile (or --profile P)
-  tai mcp remove SERVER                                asks first; removes tools and pins too
-  tai mcp tools [SERVER] [--json]                      stored tools and their pin state
-  tai mcp call SERVER TOOL [JSON] [--json]             call one tool (approval as for any call)
-  tai mcp approve SERVER TOOL                          approve a tool its server added or redefined
-  tai mcp login SERVER [--client-id ID]                log in to a server behind OAuth
-  tai mcp login SERVER --status                        its login: issuer, scopes, expiry (no token)
-  tai mcp logout SERVER                                forget its OAuth tokens
-  tai mcp probe SOURCE [--json] [--protocol auto|2025-11-25|2026-07-28] [--header 'K: V']...
-                       [--call TOOL [--args JSON] [--repeat N]] [--client-id ID]
-                       [--connect-timeout S] [--call-timeout S] [--probe-timeout S]
+  tai mcp add NAME [-e K=V]... [--env-var NAME]... [-H 'K: V']... [--url URL]
+              [--connect-timeout S] [--call-timeout S] [-- CMD ARGS...]
+  tai mcp add SOURCE [--name N] [--replace] [--pick N] [--json]
+  tai mcp add-json NAME JSON
+  tai mcp import TOOL|FILE|- [--replace] [--anywhere] [--json]
+  tai mcp resolve URL [--pick N] [--json]
+  tai mcp list [--json] [--check]
+  tai mcp get NAME [--json]
+  tai mcp export [NAME...] [--format claude|vscode|codex]
+  tai mcp enable SERVER | disable SERVER
+  tai mcp remove SERVER
+  tai mcp tools [SERVER] [--json]
+  tai mcp call SERVER TOOL [JSON] [--json]
+  tai mcp approve SERVER TOOL
+  tai mcp trust SERVER TOOL|'*'  |  untrust SERVER TOOL|'*'
+  tai mcp login SERVER [--client-id ID] [--status]  |  logout SERVER
+  tai mcp probe SOURCE [...]
 
-SOURCE for add is a file path, - for stdin, or the text itself, in any common shape:
-Claude Desktop / Cursor / Claude Code `mcpServers` JSON, VS Code `servers` JSON (with
-`inputs`), Codex `[mcp_servers.NAME]` TOML, one bare entry, a URL, or a command line.
-tai shows the exact command (secrets masked) and asks before running it (--auto and
---yolo approve), checks it live, and stores it with its tools pinned. ${VAR} and
-${VAR:-default} come from the environment, then vault secrets; ${input:id} from the
-vault secret `id`. A stored server is disabled until enabled for a profile.
-
-A GitHub URL (github.com/OWNER/REPO, or .../tree/REF/PATH for a folder of a monorepo) is
-resolved without a model, stopping at the first source that names a runnable server:
-the MCP registry (this repository's active, latest servers), server.json and mcpName in
-package.json, package.json bin (npx), pyproject.toml scripts (uvx), Cargo.toml (advice
-only), the README's config block or start line, the Glama page. Several candidates that
-disagree fail with a numbered list: choose with --pick N. A failure lists every step
-with its URL and outcome. Required inputs stay ${NAME} references you provide (export
-NAME, or `tai vault secret set NAME`). Mirrors: TAI_REGISTRY_URL, TAI_GITHUB_API_URL,
-TAI_GITHUB_RAW_URL, TAI_GLAMA_URL (or registry_url, github_api_url, github_raw_url,
-glama_url in config.toml); GITHUB_TOKEN, when set, is sent to the GitHub API only.
-
-`probe` connects to one server, prints the protocol era it speaks, its name, instructions
-and tools, then shuts it down. It stores nothing. SOURCE is one of:
-  a command line      'npx -y @modelcontextprotocol/server-everything'  (run with no shell)
-  a URL               http://127.0.0.1:3001/mcp                         (Streamable HTTP)
-  a JSON entry        '{\"command\":\"uvx\",\"args\":[\"mcp-server-time\"]}'  or a one-server
-                      mcpServers/servers wrapper
-  -                   read the SOURCE from stdin
-
-With --call it also calls TOOL on the live connection (N times with --repeat) and reports
-the result and the per-call latency (median, p99). A tool that ran and failed exits 1.
---args takes a JSON object, or @FILE to read it from a file.
-
-Remote servers behind OAuth: when an HTTP server without a stored Authorization header
-answers 401, tai discovers its authorization server, registers (or uses --client-id or,
-for add, TAI_OAUTH_CLIENT_ID, the secret in TAI_OAUTH_CLIENT_SECRET, or the client
-metadata document URL in
-TAI_OAUTH_CLIENT_METADATA_URL), prints the login URL and opens it in a browser
-(TAI_OAUTH_BROWSER names a command given the URL instead, for headless use; else
-$BROWSER or xdg-open), and waits on a 127.0.0.1 redirect listener for up to 5 minutes
-(or for the final address pasted on the terminal). `add` asks first. Tokens are sealed
-vault secrets, refreshed silently; when refresh fails, run `tai mcp login SERVER`.
-
---protocol auto (the default) probes with server/discover (2026-07-28) and falls back to
-initialize (2025-11-25); a version pins the era and skips the probe. Defaults: connect
-20 s (MCP_CONNECT_TIMEOUT), call 60 s (MCP_CALL_TIMEOUT), a silent stdio probe 10 s.
+`tai mcp COMMAND --help` (or `tai help mcp COMMAND`) explains one command.
+With --json every command prints one JSON document, also when it fails ({\"error\": ...}).
 ";

@@ -7,11 +7,12 @@ use serde_json::{Map, Value, json};
 
 use super::args::{McpCmd, ProbeArgs};
 use super::render::{out, table};
-use super::{Context, Failure, Result};
+use super::{Context, Failure, Result, import_cmd, server_view};
 use crate::approval::{Approver, TerminalApprover};
 use crate::bridge::gate::{self, Ask, Entrance};
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
+use crate::mcp::dispatch;
 use crate::mcp::era::{Era, EraChoice};
 use crate::mcp::intake::{self, AddOptions};
 use crate::mcp::protocol::Tool;
@@ -21,7 +22,7 @@ use crate::sanitize;
 use crate::tools::ToolContext;
 use crate::vault::audit::Event;
 
-pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
+pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>) -> Result {
     match cmd {
         McpCmd::Probe(a) => probe(a),
         McpCmd::Add {
@@ -30,6 +31,9 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             replace,
             json,
             pick,
+            explicit,
+            connect_timeout,
+            call_timeout,
         } => {
             let mut ctx = load()?;
             let paste = match Target::parse(source) {
@@ -42,12 +46,43 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                     return Err(Failure("--pick chooses among a GitHub URL's candidates; this source is not a GitHub URL".into()));
                 }
                 None => {
-                    let text = read_source(source)?;
+                    let (text, _) = import_cmd::read_source(source)?;
                     ctx.unlock()?;
-                    intake::paste(&ctx.store, &text).map_err(Failure)?
+                    let mut paste = intake::paste(&ctx.store, &text).map_err(Failure)?;
+                    let here = std::env::current_dir()?;
+                    let exists = |p: &std::path::Path| p.exists();
+                    let workspace =
+                        crate::config::project::repo_root(&here, &exists).unwrap_or(here);
+                    let vars = import_cmd::editor_vars(&workspace);
+                    paste
+                        .normalized
+                        .entries
+                        .iter_mut()
+                        .for_each(|e| vars.apply_entry(e));
+                    import_cmd::ask_inputs(&mut ctx, &paste.normalized)?;
+                    if *explicit {
+                        paste.source = "explicit".into();
+                    }
+                    paste
                 }
             };
-            add_paste(&mut ctx, paste, name.as_deref(), *replace, *json, true)
+            let mut paste = paste;
+            let ms = |s: &Option<f64>| s.map(|s| (s * 1000.0).round() as u64);
+            for e in &mut paste.normalized.entries {
+                e.options.connect_timeout_ms = ms(connect_timeout).or(e.options.connect_timeout_ms);
+                e.options.call_timeout_ms = ms(call_timeout).or(e.options.call_timeout_ms);
+            }
+            let mut summary = Summary::default();
+            add_paste(
+                &mut ctx,
+                paste,
+                name.as_deref(),
+                *replace,
+                *json,
+                true,
+                &mut summary,
+            )?;
+            summary.finish(&ctx, *json, true)
         }
         McpCmd::Resolve { url, pick, json } => {
             let ctx = load()?;
@@ -60,11 +95,14 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                 Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
                 Ok(r) => Ok(out(&sanitize::block(&resolution_text(&r, url, *pick)))?),
                 Err(f) if *json => {
-                    out(&format!("{:#}\n", json!(f)))?;
-                    Err(Failure(format!(
-                        "could not resolve {} to one server",
-                        target.display()
-                    )))
+                    // the error object, with the resolver's failure and evidence beside it
+                    let why = format!("could not resolve {} to one server", target.display());
+                    let mut v = json!(f);
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("error".into(), Value::String(why.clone()));
+                    }
+                    super::render::out_json(&v)?;
+                    Err(Failure(why))
                 }
                 Err(f) => Err(Failure(f.to_string())),
             }
@@ -73,15 +111,82 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             file,
             replace,
             json,
+            anywhere,
         } => {
-            let text =
-                std::fs::read_to_string(file).map_err(|e| Failure(format!("{file}: {e}")))?;
+            let mut origins = import_cmd::origins(file)?;
+            if *anywhere {
+                origins.iter_mut().for_each(|o| o.project = None);
+            }
             let mut ctx = load()?;
             ctx.unlock()?;
-            let paste = intake::paste(&ctx.store, &text).map_err(Failure)?;
-            add_paste(&mut ctx, paste, None, *replace, *json, false)
+            import_origins(&mut ctx, origins, *replace, *json).map(|_| ())
         }
-        McpCmd::List { json } => list(&mut load()?, *json),
+        McpCmd::List { json, check } => list(&mut load()?, *json, *check),
+        McpCmd::Get { server, json } => {
+            let mut ctx = load()?;
+            ctx.unlock()?;
+            let row = store::load(&ctx.store, server)?.ok_or_else(|| {
+                Failure(format!(
+                    "no MCP server named {server:?} (see `tai mcp list`)"
+                ))
+            })?;
+            let v = server_view::server_json(&ctx.store, &row)?;
+            if *json {
+                Ok(super::render::out_json(&v)?)
+            } else {
+                Ok(out(&server_view::get_text(&v))?)
+            }
+        }
+        McpCmd::Export { servers, format } => {
+            let mut ctx = load()?;
+            ctx.unlock()?;
+            let mut rows = Vec::new();
+            if servers.is_empty() {
+                rows = store::list(&ctx.store)?;
+            }
+            for s in servers {
+                rows.push(store::load(&ctx.store, s)?.ok_or_else(|| {
+                    Failure(format!("no MCP server named {s:?} (see `tai mcp list`)"))
+                })?);
+            }
+            let (text, notes) = server_view::export(&rows, format);
+            for n in notes {
+                eprintln!("tai: note: {n} (set it in the other tool, or export the variable)");
+            }
+            Ok(out(&text)?)
+        }
+        McpCmd::Trust { server, tool } => {
+            let mut ctx = load()?;
+            let names = crate::mcp::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
+            for n in &names {
+                ctx.store
+                    .audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
+            }
+            if json_out {
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "trusted": names}),
+                )?);
+            }
+            Ok(out(&format!(
+                "trusted {server}: {} (calls go without asking while each stays as it is now; `tai mcp untrust {server} {tool}` undoes it)\n",
+                names.join(", ")
+            ))?)
+        }
+        McpCmd::Untrust { server, tool } => {
+            let mut ctx = load()?;
+            let n = crate::mcp::trust::untrust(&ctx.store, server, tool)?;
+            ctx.store.audit(Event::new(
+                "mcp-trust",
+                &format!("{server}/{tool}"),
+                "untrusted",
+            ))?;
+            if json_out {
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "untrusted": n}),
+                )?);
+            }
+            Ok(out(&format!("{server}/{tool}: {n} trust(s) removed\n"))?)
+        }
         McpCmd::Enable { server } | McpCmd::Disable { server } => {
             let mut ctx = load()?;
             ctx.unlock_if_given()?;
@@ -96,6 +201,11 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
                 )
             })?;
             let verb = if on { "enabled" } else { "disabled" };
+            if json_out {
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "profile": ctx.config.profile, "enabled": on}),
+                )?);
+            }
             Ok(out(&format!(
                 "{server}: {verb} for profile {}\n",
                 ctx.config.profile
@@ -121,12 +231,22 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
             store::remove(&mut ctx.store, server)?;
             ctx.store
                 .audit(Event::new("mcp-remove", server, "removed"))?;
+            if json_out {
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "removed": true}),
+                )?);
+            }
             Ok(out(&format!("removed {server}\n"))?)
         }
         McpCmd::Tools { server, json } => tools(&mut load()?, server.as_deref(), *json),
         McpCmd::Approve { server, tool } => {
             let mut ctx = load()?;
             let report = crate::bridge::approve(&mut ctx.store, server, tool).map_err(Failure)?;
+            if json_out {
+                return Ok(super::render::out_json(
+                    &json!({"server": server, "tool": tool, "approved": true}),
+                )?);
+            }
             Ok(out(&format!(
                 "{}approved {server}/{}: it is offered again\n",
                 sanitize::block(&report),
@@ -149,27 +269,6 @@ pub fn run(cmd: &McpCmd, load: impl FnOnce() -> Result<Context>) -> Result {
         },
         McpCmd::Logout { server } => super::mcp_login::logout(&mut load()?, server),
     }
-}
-
-/// A SOURCE: `-` for stdin, an existing file, or the text itself.
-fn read_source(source: &str) -> Result<String> {
-    if source == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .lock()
-            .take(1 << 20)
-            .read_to_string(&mut s)?;
-        return Ok(s);
-    }
-    // A readable, non-executable file is a config; an executable is a command to run.
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::path::Path::new(source);
-    let config_file =
-        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0);
-    if !source.trim_start().starts_with('{') && config_file {
-        return std::fs::read_to_string(path).map_err(|e| Failure(format!("{source}: {e}")));
-    }
-    Ok(source.to_string())
 }
 
 /// `tai mcp resolve` for people: what runs, from where, what it needs, the evidence.
@@ -226,8 +325,121 @@ fn resolve_github(
     )
 }
 
-/// `add` (exactly one server, or a name picked from a multi-server paste) and `import`
-/// (every server, each reported).
+/// Add every server of `origins` (each with its consent), print the summary, and return
+/// the names added; a failure when anything was skipped.
+pub(super) fn import_origins(
+    ctx: &mut Context,
+    origins: Vec<import_cmd::Origin>,
+    replace: bool,
+    json: bool,
+) -> Result<Vec<String>> {
+    let mut summary = Summary::default();
+    for o in origins {
+        if !json {
+            eprintln!("tai: reading {}", o.label);
+        }
+        let mut paste = match crate::config::normalize::normalize(&o.text, cfg!(windows)) {
+            Ok(n) => intake::Paste {
+                source: n
+                    .source
+                    .as_ref()
+                    .map_or_else(|| "explicit".into(), |s| s.as_str()),
+                normalized: n,
+                refresh: false,
+            },
+            Err(e) => {
+                summary.skipped.push((o.label.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let vars = import_cmd::editor_vars(&o.workspace);
+        for e in &mut paste.normalized.entries {
+            vars.apply_entry(e);
+            e.options.project = o.project.as_ref().map(|p| p.display().to_string());
+        }
+        import_cmd::ask_inputs(ctx, &paste.normalized)?;
+        add_paste(ctx, paste, None, replace, json, false, &mut summary)?;
+    }
+    let added = summary.added.iter().map(|r| r.name.clone()).collect();
+    summary.finish(ctx, json, false)?;
+    Ok(added)
+}
+
+/// What `add` and `import` did, over every config they read.
+#[derive(Default)]
+struct Summary {
+    added: Vec<intake::AddReport>,
+    skipped: Vec<(String, String)>,
+    notes: Vec<String>,
+}
+
+impl Summary {
+    /// Print the summary; a failure when nothing was added or anything was skipped.
+    fn finish(self, ctx: &Context, json: bool, single: bool) -> Result {
+        let Summary {
+            added,
+            skipped,
+            notes,
+        } = self;
+        if json {
+            let mut servers = Vec::new();
+            for r in &added {
+                if let Some(row) = store::load(&ctx.store, &r.name)? {
+                    servers.push(server_view::server_json(&ctx.store, &row)?);
+                }
+            }
+            let v = serde_json::json!({
+                "added": servers,
+                "skipped": skipped.iter().map(|(k, v)| serde_json::json!({"name": k, "why": v})).collect::<Vec<_>>(),
+                "notes": notes,
+            });
+            super::render::out_json(&v)?;
+        } else {
+            for r in &added {
+                let enabled = match &r.enabled_for {
+                    Some(p) => format!("enabled for profile {p}"),
+                    None => format!("disabled until `tai mcp enable {}`", r.name),
+                };
+                let mut s = format!(
+                    "added {} ({}, {}, {}): {} tools; {enabled}\n",
+                    r.name,
+                    r.transport,
+                    r.server,
+                    r.era,
+                    r.tools.len()
+                );
+                for (t, d) in &r.tools {
+                    let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                    s.push_str(&format!(
+                        "  {t}  {}\n",
+                        d.chars().take(80).collect::<String>()
+                    ));
+                }
+                out(&s)?;
+            }
+            for (k, why) in &skipped {
+                eprintln!("tai: skipped {k}: {why}");
+            }
+            if !single || added.len() + skipped.len() > 1 {
+                eprintln!("tai: {} added, {} skipped", added.len(), skipped.len());
+            }
+        }
+        if added.is_empty() || !skipped.is_empty() {
+            let why: Vec<String> = skipped.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            return Err(Failure(if json {
+                why.join("; ")
+            } else if added.is_empty() {
+                "nothing was added".into()
+            } else {
+                format!("{} server(s) were skipped (see above)", skipped.len())
+            }));
+        }
+        Ok(())
+    }
+}
+
+/// Add the servers of one paste: exactly the named one (`add --name`), or each in turn,
+/// with consent each; outcomes go to `summary`.
 fn add_paste(
     ctx: &mut Context,
     paste: intake::Paste,
@@ -235,6 +447,7 @@ fn add_paste(
     replace: bool,
     json: bool,
     single: bool,
+    summary: &mut Summary,
 ) -> Result {
     let intake::Paste {
         normalized: n,
@@ -243,9 +456,20 @@ fn add_paste(
     } = paste;
     let replace = replace || refresh;
     for note in &n.notes {
-        eprintln!("tai: note: {}", sanitize::block(note));
+        if !json {
+            eprintln!("tai: note: {}", sanitize::block(note));
+        }
     }
-    let entries = intake::select(&n, name, single).map_err(Failure)?;
+    summary.notes.extend(n.notes.iter().cloned());
+    summary.skipped.extend(n.refused.iter().cloned());
+    let entries = match intake::select(&n, name, single) {
+        Ok(e) => e,
+        Err(why) if n.entries.is_empty() && !n.refused.is_empty() => {
+            let _ = why; // every entry was refused: they are in the summary already
+            return Ok(());
+        }
+        Err(why) => return Err(Failure(why)),
+    };
     ctx.unlock()?;
     let mut approver = TerminalApprover::new(ctx.config.approval);
     let opts = AddOptions {
@@ -254,97 +478,125 @@ fn add_paste(
         timeouts: Timeouts::default(),
         env: &process_env,
     };
-    let mut reports = Vec::new();
-    let mut failures: Vec<(String, String)> = n.refused.clone();
     for e in &entries {
         if !json {
             eprintln!("tai: checking {} ...", sanitize::line(&e.name));
         }
         match intake::add(&mut ctx.store, e, &source, &opts, &mut approver) {
-            Ok(r) => reports.push(r),
-            Err(why) => failures.push((e.name.clone(), why)),
+            Ok(r) => summary.added.push(r),
+            Err(why) => summary.skipped.push((e.name.clone(), why)),
         }
-    }
-    if json {
-        let v = serde_json::json!({
-            "added": reports,
-            "skipped": failures.iter().map(|(k, v)| serde_json::json!({"name": k, "why": v})).collect::<Vec<_>>(),
-            "notes": n.notes,
-        });
-        out(&format!("{v:#}\n"))?;
-    } else {
-        for r in &reports {
-            let enabled = match &r.enabled_for {
-                Some(p) => format!("enabled for profile {p}"),
-                None => format!("disabled until `tai mcp enable {}`", r.name),
-            };
-            let mut s = format!(
-                "added {} ({}, {}, {}): {} tools; {enabled}\n",
-                r.name,
-                r.transport,
-                r.server,
-                r.era,
-                r.tools.len()
-            );
-            for (t, d) in &r.tools {
-                s.push_str(&format!("  {}\n", sanitize::line(t)));
-                for l in d.as_deref().unwrap_or("").lines() {
-                    s.push_str(&format!("      {}\n", sanitize::line(l)));
-                }
-            }
-            out(&s)?;
-        }
-        for (k, why) in &failures {
-            eprintln!(
-                "tai: skipped {}: {}",
-                sanitize::line(k),
-                sanitize::block(why)
-            );
-        }
-    }
-    if reports.is_empty() || (single && !failures.is_empty()) {
-        let why: Vec<String> = failures.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        return Err(Failure(if json {
-            why.join("; ")
-        } else {
-            "nothing was added".into()
-        }));
     }
     Ok(())
 }
 
-fn list(ctx: &mut Context, json: bool) -> Result {
-    ctx.unlock_if_given()?;
-    let items = store::summaries(&ctx.store)?;
+fn list(ctx: &mut Context, json: bool, check: bool) -> Result {
+    // Names, commands and tool lists need no passphrase; --check starts servers.
+    if check {
+        ctx.unlock()?;
+    } else {
+        ctx.unlock_if_given()?;
+    }
+    let rows = if ctx.store.is_locked()? {
+        store::list_public(&ctx.store)?
+    } else {
+        store::list(&ctx.store)?
+    };
+    let mut items = Vec::new();
+    for row in &rows {
+        let mut v = server_view::server_json(&ctx.store, row)?;
+        if check {
+            v["status"] = live_status(ctx, &row.entry.name);
+        }
+        items.push(v);
+    }
     if json {
-        return Ok(out(&format!("{:#}\n", json!(items)))?);
+        return Ok(super::render::out_json(&Value::Array(items))?);
     }
     if items.is_empty() {
         return Ok(out(
             "no MCP servers stored; add one with `tai mcp add SOURCE` (see `tai mcp --help`)\n",
         )?);
     }
-    let rows: Vec<Vec<String>> = items
+    let rows: Vec<Vec<String>> = rows
         .iter()
-        .map(|s| {
-            let on = if s.enabled_profiles.is_empty() {
-                "-".to_string()
-            } else {
-                s.enabled_profiles.join(",")
-            };
-            vec![
-                s.name.clone(),
-                s.transport.to_string(),
-                on,
-                format!("{} ({} pinned)", s.tools, s.pinned),
-                s.source.clone(),
-            ]
+        .zip(&items)
+        .map(|(row, v)| {
+            let on: Vec<&str> = v["enabledProfiles"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let tools = v["tools"].as_array().map_or(0, Vec::len);
+            let pinned = v["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| t["pinned"] == true)
+                .count();
+            let target: String = server_view::target(row).chars().take(60).collect();
+            let mut cells = vec![
+                row.entry.name.clone(),
+                v["transport"].as_str().unwrap_or("").to_string(),
+                target,
+                if on.is_empty() {
+                    "-".into()
+                } else {
+                    on.join(",")
+                },
+                format!("{tools} ({pinned} pinned)"),
+            ];
+            if check {
+                let s = &v["status"];
+                cells.push(if s["ok"] == true {
+                    format!("ok: {}", s["detail"].as_str().unwrap_or(""))
+                } else {
+                    format!("FAILED: {}", s["detail"].as_str().unwrap_or(""))
+                });
+            }
+            cells
         })
         .collect();
-    Ok(out(&table(
-        &["SERVER", "TRANSPORT", "ENABLED FOR", "TOOLS", "SOURCE"],
-        &rows,
-    ))?)
+    let mut header = vec![
+        "SERVER",
+        "TRANSPORT",
+        "COMMAND / URL",
+        "ENABLED FOR",
+        "TOOLS",
+    ];
+    if check {
+        header.push("STATUS");
+    }
+    Ok(out(&table(&header, &rows))?)
+}
+
+/// `list --check`: connect, list the tools, close; `{ok, detail}` (errors redacted).
+fn live_status(ctx: &mut Context, server: &str) -> Value {
+    let mut approver = TerminalApprover::new(ctx.config.approval);
+    let result = dispatch::prepare(&mut ctx.store, server, None, &mut approver, &process_env)
+        .and_then(|(entry, resolved)| {
+            let mut c = McpClient::connect(
+                &resolved.spec,
+                entry.protocol,
+                entry.options.timeouts(Timeouts::default()),
+            )
+            .map_err(|e| e.to_string())?;
+            let tools = c.list_tools().map_err(|e| e.to_string())?;
+            let era = c.protocol_version().to_string();
+            c.close();
+            Ok(format!("{} tools, {era}", tools.len()))
+        });
+    match result {
+        Ok(detail) => json!({"ok": true, "detail": detail}),
+        Err(e) => {
+            let e = ctx
+                .store
+                .redact(&e)
+                .unwrap_or_else(|_| "(withheld: the error could not be redacted)".into());
+            json!({"ok": false, "detail": e.lines().next().unwrap_or("").to_string()})
+        }
+    }
 }
 
 fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
@@ -370,11 +622,13 @@ fn tools(ctx: &mut Context, server: Option<&str>, json: bool) -> Result {
         }
     }
     if json {
-        let v: Vec<Value> = all
-            .iter()
-            .map(|(s, t, ok)| json!({"server": s, "name": t.name, "description": t.description, "inputSchema": t.schema, "pinned": t.pinned, "allowed": ok}))
-            .collect();
-        return Ok(out(&format!("{:#}\n", Value::Array(v)))?);
+        let mut v: Vec<Value> = Vec::new();
+        for (s, t, _) in &all {
+            if let Some(row) = store::load(&ctx.store, s)? {
+                v.push(server_view::tool_json(&ctx.store, &row, t));
+            }
+        }
+        return Ok(super::render::out_json(&Value::Array(v))?);
     }
     // Each tool whole: its full description (every line, sanitized) and its state, so an
     // injected second line or an escape sequence is visible, never hidden or interpreted.
@@ -431,9 +685,14 @@ fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: b
     );
     drop(bridge);
     let o = passed.output;
-    if json {
+    // The call ran (or failed on the wire): a call result. Refused by the gate: an error.
+    let ran = matches!(
+        passed.outcome,
+        "ok" | "tool-error" | "protocol-error" | "timeout" | "interrupted"
+    );
+    if json && ran {
         let v = json!({"server": server, "tool": tool, "outcome": passed.outcome, "isError": o.is_error, "text": o.text});
-        out(&format!("{v:#}\n"))?;
+        super::render::out_json(&v)?;
     } else if matches!(passed.outcome, "ok" | "tool-error") {
         out(&format!("{}\n", sanitize::block(&o.text)))?;
     }
@@ -556,7 +815,7 @@ fn probe(a: &ProbeArgs) -> Result {
                 "calls": n, "medianMs": median, "p99Ms": p99,
             })),
         });
-        out(&format!("{v:#}\n"))?;
+        super::render::out_json(&v)?;
     } else {
         out(&sanitize::block(&human(
             &info, era, &version, &tools, skipped,

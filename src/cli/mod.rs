@@ -4,11 +4,20 @@
 
 mod agent_cmd;
 pub mod args;
+mod completions;
 mod help;
+mod help_mcp;
+mod history;
+mod import_cmd;
+mod line_editor;
+mod manual;
 mod mcp_cmd;
 mod mcp_login;
+mod piped;
 mod profile_cmd;
+mod project_offer;
 mod render;
+mod server_view;
 mod vault_cmd;
 
 use std::fmt;
@@ -55,13 +64,21 @@ pub fn run() -> i32 {
     let raw = match args::parse(std::env::args_os().skip(1)) {
         Ok(raw) => raw,
         Err(e) => {
+            if std::env::args_os().any(|a| a == "--json") {
+                let _ = render::out_json(&serde_json::json!({ "error": e.0 }));
+            }
             eprintln!("tai: {}", crate::sanitize::line(&e.0));
             return 2;
         }
     };
+    let json = raw.json;
     match execute(raw) {
         Ok(()) => 0,
         Err(e) => {
+            // `--json` answers in JSON even when it fails: {"error": …}, exit 1
+            if json && !render::json_printed() {
+                let _ = render::out_json(&serde_json::json!({ "error": e.0 }));
+            }
             // Errors carry servers' stderr tails and untrusted names: shown sanitized.
             eprintln!("tai: {}", crate::sanitize::block(&e.to_string()));
             1
@@ -77,9 +94,12 @@ fn execute(raw: RawArgs) -> Result {
         Command::Status { json } => status(&load()?, *json),
         Command::Profile(cmd) => profile_cmd::run(&mut load()?, cmd),
         Command::Vault(cmd) => vault_cmd::run(&mut load()?, cmd),
-        Command::Mcp(cmd) => mcp_cmd::run(cmd, load),
+        Command::Mcp(cmd) => mcp_cmd::run(cmd, raw.json, load),
         Command::Chat(a) => agent_cmd::run(&mut load()?, a),
-        Command::ServeStdio => {
+        Command::Completions(shell) => Ok(out(&completions::script(shell))?),
+        Command::Man => Ok(out(&manual::page())?),
+        Command::ServeStdio { tools } => {
+            check_serve_tools(tools.as_deref())?;
             let mut ctx = load()?;
             ctx.unlock()?;
             eprintln!(
@@ -87,14 +107,46 @@ fn execute(raw: RawArgs) -> Result {
             );
             let Context { store, config, .. } = ctx;
             let mut server = crate::server::McpServer::new(store, config);
+            server.serve_only = tools.clone();
             Ok(crate::server::stdio::serve(&mut server)?)
         }
-        Command::ServeHttp { key, port, bind } => serve_http(load()?, key, *port, bind.as_deref()),
+        Command::ServeHttp {
+            key,
+            port,
+            bind,
+            tools,
+        } => {
+            check_serve_tools(tools.as_deref())?;
+            serve_http(load()?, key, *port, bind.as_deref(), tools.clone())
+        }
     }
 }
 
+/// `--serve-tools` names only tools tai serves.
+fn check_serve_tools(tools: Option<&[String]>) -> Result {
+    let unknown = crate::server::unknown_tools(tools.unwrap_or_default());
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let served: Vec<String> = crate::server::served_tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    Err(Failure(format!(
+        "--serve-tools: tai serves no tool named {} (it serves {})",
+        unknown.join(", "),
+        served.join(", ")
+    )))
+}
+
 /// `tai --serve-mcp KEY`: the HTTP server until SIGINT or SIGTERM.
-fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>) -> Result {
+fn serve_http(
+    mut ctx: Context,
+    key: &str,
+    port: Option<u16>,
+    bind: Option<&str>,
+    tools: Option<Vec<String>>,
+) -> Result {
     let key = match key {
         "-" => match config::process_env("TAI_MCP_KEY") {
             Some(k) => k,
@@ -139,6 +191,7 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
     );
     let Context { store, config, .. } = ctx;
     let mut server = crate::server::McpServer::new(store, config);
+    server.serve_only = tools;
     if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
         server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
     }
@@ -178,7 +231,7 @@ impl Context {
             profile: raw.profile.clone(),
             approval: raw.approval,
         };
-        let config = config::resolve(
+        let mut config = config::resolve(
             &paths,
             file.as_ref(),
             &config::process_env,
@@ -186,6 +239,18 @@ impl Context {
             current.as_deref(),
             |name| rows.iter().find(|r| r.name == name).cloned(),
         );
+        config
+            .known_profiles
+            .extend(rows.iter().map(|r| r.name.clone()));
+        // An unknown profile is an error everywhere (it would enable servers for a phantom),
+        // except in `tai profile`, where it is made or repaired.
+        let known = config.knows_profile(&config.profile);
+        if !known && !matches!(raw.command, Command::Profile(_)) {
+            return Err(Failure(format!(
+                "no profile named {:?}: create it with `tai profile add {}` (see `tai profile list`)",
+                config.profile, config.profile
+            )));
+        }
         Ok(Context {
             config,
             store,

@@ -1,4 +1,7 @@
-//! `tai profile list|add|use|remove`.
+//! `tai profile list|add|set|use|remove`.
+//!
+//! A profile lives in one place: the config file's `[profiles.NAME]` when the file
+//! defines it, else the vault's row; `add` and `set` change vault rows only.
 
 use super::args::ProfileCmd;
 use super::render::{out, table};
@@ -53,6 +56,34 @@ pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
             out(&format!("current profile: {name}{note}\n"))?;
             Ok(())
         }
+        ProfileCmd::Set { name, key, value } => {
+            if ctx
+                .file
+                .as_ref()
+                .is_some_and(|f| f.profiles.contains_key(name))
+            {
+                return Err(Failure(format!(
+                    "profile {name:?} is defined in {}; edit it there (a profile lives in one place)",
+                    ctx.config.config_path.display()
+                )));
+            }
+            if name != DEFAULT_PROFILE && !stored(ctx, name)? {
+                return Err(Failure(format!(
+                    "no profile named {name:?}: create it with `tai profile add {name}` (see `tai profile list`)"
+                )));
+            }
+            let value = (!value.is_empty()).then_some(value.as_str());
+            ctx.store.profile_set(name, key, value)?;
+            ctx.store.audit(Event {
+                detail: Some(key.clone()),
+                ..Event::new("profile", name, "set")
+            })?;
+            let shown = value.map_or("(unset: the top-level setting applies)".to_string(), |v| {
+                v.to_string()
+            });
+            out(&format!("{name}: {key} = {shown}\n"))?;
+            Ok(())
+        }
         ProfileCmd::Remove { name } => {
             if name == DEFAULT_PROFILE {
                 return Err(Failure("the default profile cannot be removed".into()));
@@ -81,7 +112,7 @@ fn stored(ctx: &Context, name: &str) -> Result<bool> {
 }
 
 /// Every profile with where it is defined: built in, the vault, the config file.
-fn known(ctx: &Context) -> Result<Vec<(String, &'static str)>> {
+pub fn known(ctx: &Context) -> Result<Vec<(String, &'static str)>> {
     let mut all = vec![(DEFAULT_PROFILE.to_string(), "built-in")];
     for p in ctx.store.profiles()? {
         match all.iter_mut().find(|(n, _)| *n == p.name) {

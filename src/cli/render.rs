@@ -14,6 +14,19 @@ pub fn out(text: &str) -> std::io::Result<()> {
     }
 }
 
+/// Whether a command already printed its JSON answer (so a failure adds no second one).
+static JSON_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Print one JSON answer (pretty, one object per run).
+pub fn out_json(v: &serde_json::Value) -> std::io::Result<()> {
+    JSON_PRINTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    out(&format!("{v:#}\n"))
+}
+
+pub fn json_printed() -> bool {
+    JSON_PRINTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Rows under a header, columns padded to their widest cell.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     // Cells hold untrusted text (tool names, audit details): one escaped line each.

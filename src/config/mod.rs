@@ -12,8 +12,13 @@ use serde::Deserialize;
 
 use crate::vault::ProfileRow;
 
+pub mod editor_vars;
+pub mod envfile;
 pub mod expand;
+pub mod jsonc;
 pub mod normalize;
+pub mod project;
+pub mod server_options;
 
 /// The built-in model endpoint: a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -120,6 +125,17 @@ pub struct Config {
     pub approval: Approval,
     /// Where the GitHub URL resolver looks.
     pub resolver: crate::resolver::Urls,
+    /// The profile names that exist (`default`, the file's, the vault's), so a tool given
+    /// a profile can refuse an unknown one. Filled by the CLI after the vault is open.
+    #[serde(skip)]
+    pub known_profiles: Vec<String>,
+}
+
+impl Config {
+    /// Whether `name` is a profile that exists (`default` always does).
+    pub fn knows_profile(&self, name: &str) -> bool {
+        name == DEFAULT_PROFILE || self.known_profiles.iter().any(|p| p == name)
+    }
 }
 
 /// Paths derived from the environment alone (no file is read).
@@ -199,8 +215,10 @@ pub fn resolve(
         .or_else(|| stored_current.map(str::to_string))
         .or_else(|| f.profile.clone())
         .unwrap_or_else(|| DEFAULT_PROFILE.to_string());
+    // A profile lives in one place: the config file's [profiles.NAME] when the file
+    // defines it, else the vault's row (`tai profile add`/`set`); never a mix of both.
     let file_p = f.profiles.get(&profile);
-    let row = stored_profile(&profile);
+    let row = stored_profile(&profile).filter(|_| file_p.is_none());
     let pick = |env_name: &str,
                 fp: Option<&Option<String>>,
                 row: Option<&Option<String>>,
@@ -243,6 +261,7 @@ pub fn resolve(
         api_key,
         approval: flags.approval,
         resolver: resolver_urls(f, env),
+        known_profiles: f.profiles.keys().cloned().collect(),
     }
 }
 

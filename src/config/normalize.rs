@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::expand::cursor_to_plain;
+use super::server_options::{ServerOptions, bounded_ms};
 use crate::mcp::era::EraChoice;
 
 /// How to reach a server, with `${VAR}` references still in place.
@@ -41,6 +42,17 @@ pub struct Entry {
     /// `env_vars`: names of tai's environment passed through to a stdio server beside the
     /// base allowlist (see `child_env`); shown at consent.
     pub env_vars: Vec<String>,
+    /// Timeouts, `envFile`, project: kept beside the row (`config::server_options`).
+    pub options: ServerOptions,
+}
+
+/// A VS Code `inputs` entry: a value asked for once and kept as the vault secret `id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    pub id: String,
+    pub description: String,
+    /// Asked without echo.
+    pub password: bool,
 }
 
 /// What was pasted.
@@ -70,6 +82,8 @@ pub struct Normalized {
     pub refused: Vec<(String, String)>,
     pub notes: Vec<String>,
     pub source: Option<Source>,
+    /// VS Code `promptString` inputs the entries refer to as `${input:id}`.
+    pub inputs: Vec<Input>,
 }
 
 /// Why nothing could be read at all.
@@ -185,8 +199,9 @@ pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError
     if let Some(gh) = github(t) {
         return Err(gh);
     }
-    let mut n = if t.starts_with('{') {
-        let v: Value = serde_json::from_str(t).map_err(|e| {
+    let json = super::jsonc::strip(t);
+    let mut n = if json.trim_start().starts_with('{') {
+        let v: Value = serde_json::from_str(&json).map_err(|e| {
             NormalizeError::Syntax(format!(
                 "JSON error at line {}, column {}: {e}",
                 e.line(),
@@ -246,6 +261,7 @@ fn entry(name: String, leg: Leg) -> Entry {
         deny: Vec::new(),
         enabled: None,
         env_vars: Vec::new(),
+        options: ServerOptions::default(),
     }
 }
 
@@ -312,11 +328,24 @@ fn json_doc(v: &Value) -> Result<Normalized, NormalizeError> {
         match key.as_str() {
             "inputs" => {
                 for input in obj["inputs"].as_array().into_iter().flatten() {
-                    if let Some(id) = input.get("id").and_then(Value::as_str) {
-                        n.notes.push(format!(
-                            "input {id:?} is read from the vault secret {id:?} at use time (`tai vault secret set {id}`)"
-                        ));
+                    let Some(id) = input.get("id").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let ty = input.get("type").and_then(Value::as_str).unwrap_or("");
+                    if ty == "promptString" {
+                        n.inputs.push(Input {
+                            id: id.to_string(),
+                            description: input
+                                .get("description")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                            password: input.get("password").and_then(Value::as_bool) == Some(true),
+                        });
                     }
+                    n.notes.push(format!(
+                        "input {id:?} is read from the vault secret {id:?} at use time (`tai vault secret set {id}`)"
+                    ));
                 }
             }
             other => n.notes.push(format!(
@@ -377,9 +406,11 @@ fn json_entry(
     if ty == "sse" {
         return Err("type \"sse\" is the legacy HTTP+SSE transport, which tai does not support (use a Streamable HTTP URL)".into());
     }
+    // Gemini CLI names its Streamable HTTP endpoint `httpUrl` (its `url` is SSE).
     let url = o
         .get("url")
         .or_else(|| o.get("serverUrl"))
+        .or_else(|| o.get("httpUrl"))
         .and_then(Value::as_str);
     let leg = if let Some(url) = url {
         if !matches!(ty, "" | "http" | "streamable-http" | "streamableHttp") {
@@ -416,7 +447,8 @@ fn json_entry(
     let mut e = entry(name.to_string(), leg);
     for (k, v) in o {
         match k.as_str() {
-            "command" | "args" | "env" | "cwd" | "url" | "serverUrl" | "headers" | "type" | "transport" => {}
+            "command" | "args" | "env" | "cwd" | "url" | "serverUrl" | "httpUrl" | "headers"
+            | "type" | "transport" => {}
             "protocol" => {
                 e.protocol = v.as_str().and_then(EraChoice::parse).ok_or_else(|| {
                     format!("{label}: \"protocol\" must be auto, 2025-11-25 or 2026-07-28")
@@ -424,19 +456,46 @@ fn json_entry(
             }
             "disabled" => e.enabled = v.as_bool().map(|d| !d),
             "enabled" => e.enabled = v.as_bool(),
-            "enabled_tools" | "allowedTools" => e.allow = Some(str_list(v)),
-            "disabled_tools" => e.deny = str_list(v),
+            "enabled_tools" | "allowedTools" | "includeTools" => e.allow = Some(str_list(v)),
+            "disabled_tools" | "excludeTools" => e.deny = str_list(v),
             "env_vars" => e.env_vars = str_list(v),
-            "envFile" => notes.push(format!(
-                "{label}: \"envFile\" is not read; put the variables in \"env\", or in the vault (`tai vault secret set NAME`) and refer to them as ${{NAME}}"
+            "envFile" => match v.as_str() {
+                Some(path) => e.options.env_file = Some(cursor_to_plain(path)),
+                None => return Err(format!("{label}: \"envFile\" must be a path")),
+            },
+            "startup_timeout_sec"
+            | "startup_timeout_ms"
+            | "initTimeout"
+            | "tool_timeout_sec"
+            | "timeout" => {
+                let ms = timeout_ms(k, v)
+                    .ok_or_else(|| format!("{label}: \"{k}\" must be a positive number"))?;
+                let ms = bounded_ms(ms).unwrap_or_else(|max| {
+                    notes.push(format!(
+                        "{label}: \"{k}\" is above MCP_TIMEOUT_MAX; {} s is used",
+                        max / 1000
+                    ));
+                    max
+                });
+                match k.as_str() {
+                    "tool_timeout_sec" | "timeout" => e.options.call_timeout_ms = Some(ms),
+                    _ => e.options.connect_timeout_ms = Some(ms),
+                }
+            }
+            other => notes.push(format!(
+                "{label}: dropped the field {other:?} (tai has no use for it)"
             )),
-            "timeout" | "startup_timeout_sec" | "startup_timeout_ms" | "tool_timeout_sec" | "initTimeout" => notes.push(format!(
-                "{label}: \"{k}\" is ignored: tai's caps govern (connect 20 s, call 60 s)"
-            )),
-            other => notes.push(format!("{label}: dropped the field {other:?} (tai has no use for it)")),
         }
     }
     Ok(e)
+}
+
+/// An imported timeout in milliseconds: `*_sec` keys count seconds (Codex), the rest
+/// milliseconds (`startup_timeout_ms`; `timeout` as Gemini CLI and Cursor write it).
+fn timeout_ms(key: &str, v: &Value) -> Option<u64> {
+    let x = v.as_f64().filter(|x| *x > 0.0 && x.is_finite())?;
+    let ms = if key.ends_with("_sec") { x * 1000.0 } else { x };
+    Some(ms.round() as u64)
 }
 
 fn str_list(v: &Value) -> Vec<String> {
@@ -618,8 +677,11 @@ mod tests {
             )
         );
         let notes = n.notes.join("\n");
-        assert!(notes.contains("\"envFile\" is not read"), "{notes}");
-        assert!(notes.contains("\"timeout\" is ignored"), "{notes}");
+        let o = &n.entries[0].options;
+        assert_eq!(
+            (o.env_file.as_deref(), o.call_timeout_ms),
+            (Some(".env"), Some(30_000))
+        );
         assert!(
             notes.contains("dropped the field \"alwaysAllow\""),
             "{notes}"
@@ -721,11 +783,68 @@ protocol = "2026-07-28"
             ),
             "{notes}"
         );
-        assert!(
-            notes.contains("docs: \"startup_timeout_sec\" is ignored")
-                && notes.contains("\"tool_timeout_sec\" is ignored"),
-            "{notes}"
+        assert_eq!(
+            (
+                docs.options.connect_timeout_ms,
+                docs.options.call_timeout_ms
+            ),
+            (Some(20_000), Some(60_000))
         );
+        assert!(!notes.contains("timeout"), "{notes}");
+    }
+
+    #[test]
+    fn vscode_jsonc_as_written_on_disk() {
+        let n = ok(r#"// VS Code writes JSONC
+{
+  "inputs": [
+    {"type": "promptString", "id": "api-key", "description": "API key", "password": true},
+    {"type": "pickString", "id": "mode", "options": ["a", "b"]},
+  ],
+  "servers": {
+    /* the memory server */
+    "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory",],
+               "envFile": "${workspaceFolder}/.env"},
+  },
+}"#);
+        assert_eq!(n.entries.len(), 1, "{n:?}");
+        assert_eq!(
+            n.entries[0].options.env_file.as_deref(),
+            Some("${workspaceFolder}/.env")
+        );
+        assert_eq!(
+            n.inputs,
+            vec![Input {
+                id: "api-key".into(),
+                description: "API key".into(),
+                password: true
+            }]
+        );
+    }
+
+    #[test]
+    fn gemini_settings_and_timeout_bounds() {
+        let n = ok(r#"{"mcpServers": {
+            "remote": {"httpUrl": "https://mcp.example.com/mcp", "timeout": 900000,
+                       "includeTools": ["a"], "excludeTools": ["b"]},
+            "slow": {"command": "uvx", "args": ["slow"], "startup_timeout_sec": 40},
+            "bad": {"command": "x", "tool_timeout_sec": "soon"}
+        }}"#);
+        let remote = &n.entries[0];
+        assert_eq!(remote.leg, http("https://mcp.example.com/mcp", &[]));
+        assert_eq!(
+            (remote.allow.clone(), remote.deny.clone()),
+            (Some(vec!["a".to_string()]), vec!["b".to_string()])
+        );
+        assert_eq!(remote.options.call_timeout_ms, Some(600_000), "clamped");
+        assert!(
+            n.notes.iter().any(|m| m.contains("above MCP_TIMEOUT_MAX")),
+            "{:?}",
+            n.notes
+        );
+        assert_eq!(n.entries[1].options.connect_timeout_ms, Some(40_000));
+        assert_eq!(n.refused[0].0, "bad");
+        assert!(n.refused[0].1.contains("must be a positive number"));
     }
 
     #[test]
@@ -771,7 +890,7 @@ protocol = "2026-07-28"
         assert!(n.refused[1].1.contains("legacy HTTP+SSE"));
         for (text, want) in [
             (
-                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}",
+                "{\"mcpServers\": {\n  \"a\": {\"command\" \"x\"}\n}}",
                 "JSON error at line 2, column",
             ),
             (

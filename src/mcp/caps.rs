@@ -18,6 +18,9 @@ pub const MCP_MAX_TOOLS: usize = 100;
 pub const MCP_SESSION_IDLE: Duration = Duration::from_secs(3600);
 /// Deadline for one served `chat` turn.
 pub const MCP_CHAT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The longest per-server connect or call timeout a server entry may set (flags,
+/// `startup_timeout_sec`, `tool_timeout_sec`, `timeout` in imports); larger is clamped.
+pub const MCP_TIMEOUT_MAX: Duration = Duration::from_secs(600);
 /// Default port of `tai --serve-mcp`.
 pub const MCP_DEFAULT_PORT: u16 = 8765;
 
@@ -31,6 +34,7 @@ pub const ALL: &[(&str, &str)] = &[
     ("MCP_MAX_TOOLS", "100"),
     ("MCP_SESSION_IDLE", "3600s"),
     ("MCP_CHAT_TIMEOUT", "600s"),
+    ("MCP_TIMEOUT_MAX", "600s"),
     ("MCP_DEFAULT_PORT", "8765"),
 ];
 
@@ -78,6 +82,10 @@ mod tests {
             shown("MCP_DEFAULT_PORT"),
             Some(MCP_DEFAULT_PORT.to_string().as_str())
         );
-        assert_eq!(ALL.len(), 9);
+        assert_eq!(
+            shown("MCP_TIMEOUT_MAX"),
+            Some(format!("{}s", MCP_TIMEOUT_MAX.as_secs()).as_str())
+        );
+        assert_eq!(ALL.len(), 10);
     }
 }

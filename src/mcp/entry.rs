@@ -16,8 +16,11 @@ pub fn parse(text: &str) -> Result<(ServerSpec, EraChoice), String> {
     if text.is_empty() {
         return Err("no server given: pass a command line, a URL or a JSON entry".into());
     }
-    if text.starts_with('{') {
-        let v: Value = serde_json::from_str(text)
+    if crate::config::jsonc::strip(text)
+        .trim_start()
+        .starts_with('{')
+    {
+        let v: Value = crate::config::jsonc::parse(text)
             .map_err(|e| format!("the JSON entry does not parse: {e}"))?;
         return from_json(&v);
     }

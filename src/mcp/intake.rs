@@ -269,25 +269,40 @@ pub fn resolve(
         text
     };
     refuse_own_secrets_outside_env(entry)?;
+    let mut from_file: Vec<(String, String)> = Vec::new();
     let spec = match &entry.leg {
         Leg::Stdio {
             command,
             args,
             env,
             cwd,
-        } => ServerSpec::Stdio(StdioSpec {
-            command: one(command),
-            args: args.iter().map(|a| one(a)).collect(),
-            env: env.iter().map(|(k, v)| (k.clone(), one(v))).collect(),
-            cwd: cwd.as_deref().map(|c| one(c).into()),
-            env_vars: entry.env_vars.clone(),
-            withheld_values: store.secret_values(),
-        }),
+        } => {
+            let mut env: Vec<(String, String)> =
+                env.iter().map(|(k, v)| (k.clone(), one(v))).collect();
+            if let Some(path) = &entry.options.env_file {
+                // Read at every start; the entry's own `env` wins over the file.
+                for (k, v) in read_env_file(&entry.name, &one(path))? {
+                    if !env.iter().any(|(have, _)| *have == k) {
+                        from_file.push((format!("envFile:{k}"), v.clone()));
+                        env.push((k, v));
+                    }
+                }
+            }
+            ServerSpec::Stdio(StdioSpec {
+                command: one(command),
+                args: args.iter().map(|a| one(a)).collect(),
+                env,
+                cwd: cwd.as_deref().map(|c| one(c).into()),
+                env_vars: entry.env_vars.clone(),
+                withheld_values: store.secret_values(),
+            })
+        }
         Leg::Http { url, headers } => ServerSpec::Http(HttpSpec {
             url: one(url),
             headers: headers.iter().map(|(k, v)| (k.clone(), one(v))).collect(),
         }),
     };
+    values.extend(from_file);
     if !missing.is_empty() {
         let how: Vec<String> = missing
             .iter()
@@ -326,6 +341,15 @@ pub fn resolve(
         entry: entry.clone(),
         executable,
     })
+}
+
+/// The variables of a server's `envFile` (VS Code), read now.
+fn read_env_file(server: &str, path: &str) -> Result<Vec<(String, String)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!("{server}: its envFile {path:?} cannot be read ({e}); nothing was started")
+    })?;
+    crate::config::envfile::parse(&text)
+        .map_err(|e| format!("{server}: its envFile {path:?}: {e}; nothing was started"))
 }
 
 /// Add the resolved values to the store's redaction set. Values under 8 characters are
@@ -424,7 +448,12 @@ pub fn add(
         _ => o,
     });
     let (tools, era, server, auth) =
-        verify(&resolved.spec, entry, opts.timeouts, oauth).map_err(|e| {
+        verify(
+            &resolved.spec,
+            entry,
+            entry.options.timeouts(opts.timeouts),
+            oauth,
+        ).map_err(|e| {
             let text = store
                 .redact(&e)
                 .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
@@ -527,20 +556,23 @@ pub fn paste_resolved(r: &crate::resolver::Resolution) -> Paste {
     }
 }
 
-/// The entries to add from a normalized paste. `single` (add): exactly one, picked by
-/// `name` when the paste holds several, renamed to `name` when it holds one; otherwise
-/// (import) all of them.
+/// The entries to add from a normalized paste. `single` (add): the one picked by `name`
+/// when the paste holds several (all of them without a name), renamed to `name` when it
+/// holds one; otherwise (import) all of them.
 pub fn select(n: &Normalized, name: Option<&str>, single: bool) -> Result<Vec<Entry>, String> {
     let mut entries = n.entries.clone();
     if !single {
         return Ok(entries);
     }
     if entries.len() > 1 {
-        let Some(pick) = name.and_then(|want| entries.iter().position(|e| e.name == want)) else {
+        // Several servers and no name: each in turn, each with its own consent.
+        let Some(want) = name else {
+            return Ok(entries);
+        };
+        let Some(pick) = entries.iter().position(|e| e.name == want) else {
             let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
             return Err(format!(
-                "the config holds {} servers ({}); add one by its name, or all with `tai mcp import FILE`",
-                entries.len(),
+                "the config holds no server named {want:?} (it holds {})",
                 names.join(", ")
             ));
         };

@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod stdio;
 pub mod store;
 pub mod transport;
+pub mod trust;
 
 /// The name tai gives itself as MCP client and as MCP server.
 pub const IMPLEMENTATION_NAME: &str = "tai";

@@ -54,6 +54,11 @@ fn protocol_key(name: &str) -> String {
     format!("mcp.protocol.{name}")
 }
 
+/// The entry's `ServerOptions` (timeouts, envFile, project) as JSON.
+fn options_key(name: &str) -> String {
+    format!("mcp.options.{name}")
+}
+
 pub fn consent_key(name: &str) -> String {
     format!("mcp.consent.{name}")
 }
@@ -177,6 +182,16 @@ pub fn save(
         )
         .map_err(sql("storing a server"))?;
     }
+    let options = serde_json::to_string(&entry.options).unwrap_or_default();
+    if entry.options.is_default() {
+        tx.execute("DELETE FROM meta WHERE key = ?1", [options_key(name)])
+    } else {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+            params![options_key(name), options],
+        )
+    }
+    .map_err(sql("storing a server"))?;
     if let Some((profile, on)) = enable {
         tx.execute(
             "INSERT OR REPLACE INTO mcp_server_profiles(server, profile, enabled) VALUES (?1, ?2, ?3)",
@@ -209,18 +224,22 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
             .map_err(sql("removing a server's login"))?;
     }
     tx.execute(
-        "DELETE FROM meta WHERE key IN (?1, ?2)",
-        params![protocol_key(name), consent_key(name)],
+        "DELETE FROM meta WHERE key IN (?1, ?2, ?3)",
+        params![protocol_key(name), consent_key(name), options_key(name)],
     )
     .map_err(sql("removing a server"))?;
     // Reviews kept for drifted tools (`mcp.approved.NAME.TOOL`); compared as a prefix, not
     // with LIKE, whose `_` would match other servers' names.
-    let approved = format!("mcp.approved.{name}.");
-    tx.execute(
-        "DELETE FROM meta WHERE substr(key, 1, ?1) = ?2",
-        params![approved.len() as i64, approved],
-    )
-    .map_err(sql("removing a server"))?;
+    for prefix in [
+        format!("mcp.approved.{name}."),
+        format!("mcp.trust.{name}."),
+    ] {
+        tx.execute(
+            "DELETE FROM meta WHERE substr(key, 1, ?1) = ?2",
+            params![prefix.len() as i64, prefix],
+        )
+        .map_err(sql("removing a server"))?;
+    }
     tx.commit().map_err(sql("removing a server"))?;
     store.redaction_changed();
     Ok(())
@@ -258,6 +277,7 @@ fn read_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         deny: list(r.get(9)?),
         enabled: None,
         env_vars: list(r.get(13)?),
+        options: Default::default(),
     };
     Ok((
         name,
@@ -346,6 +366,10 @@ fn finish(
         .meta_text(&protocol_key(&name))?
         .as_deref()
         .and_then(EraChoice::parse)
+        .unwrap_or_default();
+    entry.options = store
+        .meta_text(&options_key(&name))?
+        .and_then(|j| serde_json::from_str(&j).ok())
         .unwrap_or_default();
     Ok(ServerRow {
         entry,

@@ -567,6 +567,7 @@ fn entry(name: &str, leg: Leg) -> Entry {
         deny: Vec::new(),
         enabled: None,
         env_vars: Vec::new(),
+        options: Default::default(),
     }
 }
 

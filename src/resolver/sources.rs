@@ -21,6 +21,7 @@ fn candidate(name: &str, leg: Leg, origin: String) -> Candidate {
             deny: Vec::new(),
             enabled: None,
             env_vars: Vec::new(),
+            options: Default::default(),
         },
         origin,
         needs: Vec::new(),
@@ -177,54 +178,12 @@ fn fenced_blocks(md: &str) -> Vec<(String, String)> {
 /// JSONC as READMEs write it → JSON: `//` and `/* */` comments and trailing commas go;
 /// a bare `"mcpServers": {...}` fragment gains its braces.
 pub fn jsonc_to_json(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    let mut in_str = false;
-    while let Some(c) = chars.next() {
-        if in_str {
-            out.push(c);
-            match c {
-                '\\' => out.extend(chars.next()),
-                '"' => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_str = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-            }
-            (',', _) => {
-                let rest: String = chars.clone().collect();
-                if !matches!(rest.trim_start().chars().next(), Some('}' | ']')) {
-                    out.push(',');
-                }
-            }
-            _ => out.push(c),
-        }
-    }
+    // the one JSONC reader (comments and trailing commas blanked, strings untouched)
+    let out = crate::config::jsonc::strip(text);
     let t = out.trim();
     if t.starts_with('"') {
-        format!("{{{t}}}")
+        // braced, then stripped again: a fragment's trailing comma is now before `}`
+        crate::config::jsonc::strip(&format!("{{{t}}}"))
     } else {
         t.to_string()
     }
@@ -562,9 +521,13 @@ mod tests {
 
     #[test]
     fn jsonc_cleanup_keeps_strings() {
-        assert_eq!(
-            jsonc_to_json("{\"u\": \"http://x//y\", /* c */ \"a\": [1,2,],}"),
-            "{\"u\": \"http://x//y\",  \"a\": [1,2]}"
-        );
+        let v: Value = serde_json::from_str(&jsonc_to_json(
+            "{\"u\": \"http://x//y\", /* c */ \"a\": [1,2,],}",
+        ))
+        .unwrap();
+        assert_eq!(v, serde_json::json!({"u": "http://x//y", "a": [1, 2]}));
+        let v: Value =
+            serde_json::from_str(&jsonc_to_json("\"mcpServers\": {\"s\": {}}, // c")).unwrap();
+        assert_eq!(v, serde_json::json!({"mcpServers": {"s": {}}}));
     }
 }

@@ -10,6 +10,7 @@
 //! automatic (the key, or the launching host, is the authority), `ask_user` denies, and
 //! no pin is ever changed.
 
+pub mod annotations;
 pub mod http;
 pub mod stdio;
 
@@ -61,6 +62,8 @@ pub struct McpServer {
     conversations: HashMap<String, Conversation>,
     /// How long an idle conversation or session lives (MCP_SESSION_IDLE; tests shorten it).
     pub idle: Duration,
+    /// `--serve-tools LIST`: only these are listed and callable (`None`: all).
+    pub serve_only: Option<Vec<String>>,
 }
 
 /// Native tools that are not served: `mcp_call` would route a network client to a
@@ -75,13 +78,13 @@ pub fn served_tools() -> Vec<Value> {
         .filter(|t| !NOT_SERVED.contains(&t.def().name))
         .map(|t| {
             let d = t.def();
-            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters})
+            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters,
+                "annotations": annotations::for_tool(d.name, d.safe)})
         })
         .collect();
     for d in extras() {
-        out.push(
-            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters}),
-        );
+        out.push(json!({"name": d.name, "description": d.description, "inputSchema": d.parameters,
+            "annotations": annotations::for_tool(d.name, false)}));
     }
     out
 }
@@ -107,6 +110,16 @@ fn extras() -> [ToolDef; 2] {
     ]
 }
 
+/// `--serve-tools LIST`: the names that are not served tools (empty when all are).
+pub fn unknown_tools(names: &[String]) -> Vec<String> {
+    let served = served_tools();
+    names
+        .iter()
+        .filter(|n| !served.iter().any(|t| t["name"] == n.as_str()))
+        .cloned()
+        .collect()
+}
+
 fn result(id: Id, v: Value) -> Option<Message> {
     Some(Message::Response { id, result: v })
 }
@@ -130,7 +143,18 @@ impl McpServer {
             config,
             conversations: HashMap::new(),
             idle: MCP_SESSION_IDLE,
+            serve_only: None,
         }
+    }
+
+    /// The tools this server serves: `served_tools`, narrowed by `--serve-tools`. Listing
+    /// and calling both read this, so a tool left out cannot be called either.
+    fn listed(&self) -> Vec<Value> {
+        let mut all = served_tools();
+        if let Some(only) = &self.serve_only {
+            all.retain(|t| only.iter().any(|n| t["name"] == n.as_str()));
+        }
+        all
     }
 
     /// Handle one message in `era` (decided by the transport). `session` is the legacy
@@ -175,7 +199,7 @@ impl McpServer {
                 )
             }
             methods::PING => result(id, json!({})),
-            methods::TOOLS_LIST => result(id, json!({"tools": served_tools()})),
+            methods::TOOLS_LIST => result(id, json!({"tools": self.listed()})),
             // tai has no prompts or resources: the lists are honestly empty.
             "prompts/list" => result(id, json!({"prompts": []})),
             "resources/list" => result(id, json!({"resources": []})),
@@ -243,7 +267,7 @@ impl McpServer {
             methods::TOOLS_LIST => result(
                 id,
                 complete(
-                    json!({"tools": served_tools(), "ttlMs": 3_600_000, "cacheScope": "public"}),
+                    json!({"tools": self.listed(), "ttlMs": 3_600_000, "cacheScope": "public"}),
                 ),
             ),
             "prompts/list" => result(
@@ -303,7 +327,8 @@ impl McpServer {
                 );
             }
         };
-        let schema = served_tools()
+        let schema = self
+            .listed()
             .into_iter()
             .find(|t| t["name"] == name)
             .map(|t| t["inputSchema"].clone());
@@ -329,6 +354,7 @@ impl McpServer {
             config,
             conversations,
             idle,
+            ..
         } = self;
         let config = config.clone();
         let mut approver = ServeApprover;

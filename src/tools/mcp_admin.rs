@@ -74,7 +74,20 @@ impl NativeTool for McpAdd {
             Ok(e) => e,
             Err(e) => return ToolOutput::error(e),
         };
+        if entries.len() > 1 {
+            let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            return ToolOutput::error(format!(
+                "the config holds {} servers ({}); add one at a time by passing its name",
+                entries.len(),
+                names.join(", ")
+            ));
+        }
         let profile = profile_arg(ctx, args);
+        if !ctx.config.knows_profile(&profile) {
+            return ToolOutput::error(format!(
+                "no profile named {profile:?}: the user creates it with `tai profile add {profile}`"
+            ));
+        }
         let opts = intake::AddOptions {
             profile: &profile,
             replace: refresh,
@@ -165,6 +178,11 @@ impl NativeTool for McpEnable {
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
         let server = arg_str(args, "server");
         let profile = profile_arg(ctx, args);
+        if !ctx.config.knows_profile(&profile) {
+            return ToolOutput::error(format!(
+                "no profile named {profile:?}: the user creates it with `tai profile add {profile}`"
+            ));
+        }
         if let Err(e) = store::set_enabled(ctx.store, server, &profile, self.0) {
             return ToolOutput::error(e.to_string());
         }

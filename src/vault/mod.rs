@@ -297,6 +297,11 @@ impl Store {
 
     /// Derive the key from `passphrase` and check it against the vault. Needed before
     /// reading or writing secrets and headers of a sealed vault.
+    /// Sealed, and not unlocked by this process.
+    pub fn is_locked(&self) -> Result<bool> {
+        Ok(self.key.is_none() && self.is_sealed()?)
+    }
+
     pub fn unlock(&mut self, passphrase: &str) -> Result<()> {
         let (Some(Value::Blob(salt)), Some(params), Some(Value::Blob(check))) = (
             self.meta_get("seal_salt")?,
@@ -895,6 +900,35 @@ impl Store {
                 p.name
             )));
         }
+        Ok(())
+    }
+
+    /// Set one setting of a stored profile (`model`, `base_url`, `api_key_secret`); `None`
+    /// clears it. The profile row is created when missing (`default` has none until set).
+    pub fn profile_set(&self, name: &str, key: &str, value: Option<&str>) -> Result<()> {
+        check_name("profile", name)?;
+        let column = match key {
+            "model" => "model",
+            "base_url" => "base_url",
+            "api_key_secret" => "api_key_secret",
+            other => {
+                return Err(Error::Invalid(format!(
+                    "a profile has no setting {other:?} (model, base_url, api_key_secret)"
+                )));
+            }
+        };
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO profiles(name, created) VALUES (?1, ?2)",
+                params![name, now_ms()],
+            )
+            .map_err(sql("setting a profile"))?;
+        self.conn
+            .execute(
+                &format!("UPDATE profiles SET {column} = ?1 WHERE name = ?2"),
+                params![value, name],
+            )
+            .map_err(sql("setting a profile"))?;
         Ok(())
     }
 

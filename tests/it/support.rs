@@ -150,9 +150,22 @@ pub fn file_contains(path: &Path, needle: &[u8]) -> bool {
     std::fs::read(path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
 }
 
+/// Path of a `tai-stub-*` binary: built only with the `stubs` feature (so `cargo install`
+/// never installs them); a build without it fails each test that needs one, saying so.
+macro_rules! stub_bin {
+    ($name:literal) => {
+        option_env!(concat!("CARGO_BIN_EXE_", $name)).unwrap_or_else(|| {
+            panic!(
+                "{} is not built: run the tests with `--features stubs` (tests/run does)",
+                $name
+            )
+        })
+    };
+}
+
 /// Path of a `tai-stub-*` binary built with the tests.
 pub fn stub_stdio() -> &'static str {
-    env!("CARGO_BIN_EXE_tai-stub-mcp-stdio")
+    stub_bin!("tai-stub-mcp-stdio")
 }
 
 /// A running `tai-stub-mcp-http`, killed when dropped.
@@ -183,7 +196,7 @@ fn spawn_with_banner(mut cmd: Command) -> (std::process::Child, String) {
 
 impl HttpStub {
     pub fn start(args: &[&str]) -> HttpStub {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-mcp-http"));
+        let mut cmd = Command::new(stub_bin!("tai-stub-mcp-http"));
         cmd.args(args);
         let (child, url) = spawn_with_banner(cmd);
         HttpStub { child, url }
@@ -205,7 +218,7 @@ impl FixturesStub {
 
     pub fn start_with(dir: &Path, args: &[&str]) -> FixturesStub {
         let log = dir.join("requests.log");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-http-fixtures"));
+        let mut cmd = Command::new(stub_bin!("tai-stub-http-fixtures"));
         cmd.arg("--dir").arg(dir).arg("--log").arg(&log).args(args);
         let (child, url) = spawn_with_banner(cmd);
         FixturesStub { child, url, log }
@@ -358,7 +371,7 @@ impl ModelStub {
         let script_path = dir.join(format!("script-{}.json", std::process::id()));
         std::fs::write(&script_path, script.to_string()).unwrap();
         let log = dir.join("model-requests.log");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tai-stub-model"));
+        let mut cmd = Command::new(stub_bin!("tai-stub-model"));
         cmd.arg("--script").arg(&script_path).arg("--log").arg(&log);
         let (child, url) = spawn_with_banner(cmd);
         ModelStub { child, url, log }
