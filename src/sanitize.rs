@@ -8,6 +8,9 @@
 //! [`line()`] is for one-line text (a question, a command, a name): newlines and tabs are
 //! escaped too. [`block()`] is for multi-line text shown whole (a description, a result,
 //! an answer): newlines and tabs stay, everything else is escaped. Nothing is truncated.
+//! [`json_text()`] makes serialized JSON terminal-safe while keeping it the same JSON:
+//! serde escapes only C0 controls, so DEL, C1 controls and bidi characters become
+//! `\uXXXX` escapes.
 
 /// Whether a character must not reach a terminal as itself: C0 and C1 controls, DEL,
 /// and the invisible formatting characters that reorder or hide text.
@@ -51,6 +54,23 @@ fn clean(text: &str, keep_lines: bool) -> String {
 
 /// One-line text for a person: every control and invisible formatting character,
 /// newlines and tabs included, shown as an escape.
+/// Serialized JSON with every hazardous character written as a JSON `\uXXXX` escape
+/// (the document means the same; a terminal shows it inert).
+pub fn json_text(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if is_hazard(c) && !matches!(c, '\n' | '\t') {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn line(text: &str) -> String {
     clean(text, false)
 }
@@ -120,5 +140,13 @@ mod tests {
             );
             assert!(l.starts_with('a') && l.ends_with('b') && l.len() >= input.len());
         }
+    }
+
+    #[test]
+    fn json_text_keeps_the_document_and_shows_no_hazard() {
+        let v = serde_json::json!({"name": "c1\u{9b}31mRED\u{202e}X\u{7f}", "n": "a\nb"});
+        let text = json_text(&format!("{v:#}"));
+        assert!(text.chars().all(|c| !is_hazard(c) || c == '\n'), "{text:?}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
     }
 }

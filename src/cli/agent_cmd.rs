@@ -163,7 +163,7 @@ fn one_turn(
     )?;
     let result = result.map_err(Failure)?;
     if json {
-        out(&format!("{:#}\n", json!(result)))?;
+        super::render::out_json(&json!(result))?;
     } else if !result.answer.is_empty() && !result.answer.ends_with('\n') {
         out("\n")?;
     }

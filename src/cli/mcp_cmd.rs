@@ -92,7 +92,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                 )));
             };
             match resolve_github(&ctx, &target, *pick, *json) {
-                Ok(r) if *json => Ok(out(&format!("{:#}\n", json!(r)))?),
+                Ok(r) if *json => Ok(super::render::out_json(&json!(r))?),
                 Ok(r) => Ok(out(&sanitize::block(&resolution_text(&r, url, *pick)))?),
                 Err(f) if *json => {
                     // the error object, with the resolver's failure and evidence beside it
@@ -400,25 +400,30 @@ impl Summary {
                     Some(p) => format!("enabled for profile {p}"),
                     None => format!("disabled until `tai mcp enable {}`", r.name),
                 };
+                // The server's own words (its name, version, tools): shown escaped.
                 let mut s = format!(
-                    "added {} ({}, {}, {}): {} tools; {enabled}\n",
-                    r.name,
+                    "added {} ({}, {}, {}): {} tools; {}\n",
+                    sanitize::line(&r.name),
                     r.transport,
-                    r.server,
-                    r.era,
-                    r.tools.len()
+                    sanitize::line(&r.server),
+                    sanitize::line(&r.era),
+                    r.tools.len(),
+                    sanitize::line(&enabled)
                 );
                 for (t, d) in &r.tools {
-                    let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
-                    s.push_str(&format!(
-                        "  {t}  {}\n",
-                        d.chars().take(80).collect::<String>()
-                    ));
+                    s.push_str(&format!("  {}\n", sanitize::line(t)));
+                    for l in d.as_deref().unwrap_or("").lines() {
+                        s.push_str(&format!("      {}\n", sanitize::line(l)));
+                    }
                 }
                 out(&s)?;
             }
             for (k, why) in &skipped {
-                eprintln!("tai: skipped {k}: {why}");
+                eprintln!(
+                    "tai: skipped {}: {}",
+                    sanitize::line(k),
+                    sanitize::block(why)
+                );
             }
             if !single || added.len() + skipped.len() > 1 {
                 eprintln!("tai: {} added, {} skipped", added.len(), skipped.len());

@@ -294,7 +294,7 @@ fn status(ctx: &Context, json: bool) -> Result {
             "vault": { "path": c.vault_path, "schema_version": version, "sealed": sealed, "secrets": secrets,
                        "seal_covers": if sealed { Some(vault::SEAL_COVERS) } else { None } },
         });
-        return Ok(out(&format!("{v:#}\n"))?);
+        return Ok(render::out_json(&v)?);
     }
     let model = c
         .model

@@ -20,7 +20,7 @@ static JSON_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBo
 /// Print one JSON answer (pretty, one object per run).
 pub fn out_json(v: &serde_json::Value) -> std::io::Result<()> {
     JSON_PRINTED.store(true, std::sync::atomic::Ordering::SeqCst);
-    out(&format!("{v:#}\n"))
+    out(&crate::sanitize::json_text(&format!("{v:#}\n")))
 }
 
 pub fn json_printed() -> bool {
