@@ -226,7 +226,14 @@ impl<'a> Agent<'a> {
                 return Ok(result);
             }
             for call in &answer.tool_calls {
-                let out = self.run_tool(ctx, call, ui);
+                if interrupted() {
+                    // Ctrl-C stopped an earlier call of this step: the rest are not run, but
+                    // each call still gets its answer so the conversation stays valid.
+                    self.history.push(json!({"role": "tool", "tool_call_id": call.id,
+                        "content": "not run: the user interrupted the turn (Ctrl-C)"}));
+                    continue;
+                }
+                let out = self.run_tool(ctx, call, ui, interrupted);
                 result.tool_calls.push(ToolLog {
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
@@ -235,6 +242,11 @@ impl<'a> Agent<'a> {
                 });
                 self.history
                     .push(json!({"role": "tool", "tool_call_id": call.id, "content": out.text}));
+            }
+            if interrupted() {
+                result.stopped = Some("interrupted".into());
+                ui.note("interrupted (Ctrl-C): the tool call was stopped; the conversation is kept");
+                return Ok(result);
             }
         }
         result.stopped = Some("max_steps".into());
@@ -251,10 +263,14 @@ impl<'a> Agent<'a> {
         ctx: &mut ToolContext<'_>,
         call: &ToolCall,
         ui: &mut dyn TurnUi,
+        interrupted: &dyn Fn() -> bool,
     ) -> ToolOutput {
         let started = Instant::now();
         let arg_digest = digest(call.arguments.as_bytes());
-        let (out, outcome, record) = self.attempt(ctx, call, &arg_digest, ui);
+        let (out, mut outcome, record) = self.attempt(ctx, call, &arg_digest, ui);
+        if out.is_error && matches!(outcome, "tool-error" | "protocol-error") && interrupted() {
+            outcome = "interrupted"; // stopped by Ctrl-C, audited as such
+        }
         self.audit(ctx, &call.name, &arg_digest, outcome, started, &out, record);
         out
     }

@@ -18,6 +18,7 @@ pub mod agent;
 pub mod approval;
 pub mod bridge;
 pub mod chat;
+pub mod child;
 pub mod cli;
 pub mod clock;
 pub mod config;

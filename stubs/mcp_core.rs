@@ -32,6 +32,8 @@ pub struct Script {
     pub without: Vec<String>,
     pub add_after_call: bool,
     pub crash_once: Option<String>,
+    /// At start, leave behind a process in its own session (`setsid`), logged as `detached`.
+    pub spawn_detached: bool,
 }
 
 impl Script {
@@ -65,10 +67,29 @@ impl Script {
                 "--without" => s.without.push(val()),
                 "--add-after-call" => s.add_after_call = true,
                 "--crash-once" => s.crash_once = Some(val()),
+                "--spawn-detached" => s.spawn_detached = true,
                 other => die(&format!("unknown flag {other}")),
             }
         }
         s.record(&json!({"pid": std::process::id()}));
+        if s.spawn_detached {
+            // A shell starts it and exits: the process is an orphan in a session of its own.
+            let out = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+                ])
+                .stderr(std::process::Stdio::null())
+                .output();
+            if let Some(pid) = out.ok().and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            }) {
+                s.record(&json!({"detached": pid}));
+            }
+        }
         s
     }
 

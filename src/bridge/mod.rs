@@ -178,14 +178,16 @@ impl Bridge {
                     let _ = store.audit(Event::new("mcp-reconnect", &t.server, "reconnecting"));
                 }
                 Err(e) => {
-                    if matches!(
-                        e,
+                    match e {
                         McpError::Transport {
                             error: TransportError::Timeout,
                             ..
-                        }
-                    ) {
-                        self.last_outcome = "timeout";
+                        } => self.last_outcome = "timeout",
+                        McpError::Transport {
+                            error: TransportError::Interrupted,
+                            ..
+                        } => self.last_outcome = "interrupted",
+                        _ => {}
                     }
                     return ToolOutput::error(e.to_string());
                 }

@@ -1,6 +1,7 @@
 //! `tai` (the REPL) and `tai -p PROMPT` (one turn): the agent on the terminal.
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -158,7 +159,8 @@ const REPL_HELP: &str = "\
 /profile NAME    make NAME the current profile (takes effect at the next start)
 /clear           start a new conversation
 /exit            leave (Ctrl-D works too)
-A line ending in \\ continues on the next line. Ctrl-C stops the current turn.
+A line ending in \\ continues on the next line. Ctrl-C stops the current turn or tool
+call; Ctrl-C twice within 2 s quits.
 ";
 
 fn repl(
@@ -173,8 +175,7 @@ fn repl(
         config.profile,
         config.model.as_deref().unwrap_or("?")
     );
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut lines = PromptInput::default();
     // One approver for the session, so "always" answers last until /exit.
     let mut approver = TerminalApprover::new(config.approval);
     loop {
@@ -191,6 +192,7 @@ fn repl(
         let mut input = String::new();
         loop {
             match lines.next() {
+                Some(Err(quit)) => return Err(quit),
                 Some(Ok(l)) => match l.strip_suffix('\\') {
                     Some(head) => {
                         input.push_str(head);
@@ -292,5 +294,66 @@ fn repl(
             &config.profile,
             &Value::Array(agent.history.clone()),
         )?);
+        if crate::sigint::quit_requested() {
+            return Err(Failure(
+                "Ctrl-C twice: quitting (the conversation is saved; `tai --continue` resumes it)"
+                    .into(),
+            ));
+        }
+    }
+}
+
+/// The REPL's input: lines from stdin read through `poll(2)` in short rounds, so a Ctrl-C
+/// at the prompt is seen (a hint the first time, quitting on a second press within 2 s).
+#[derive(Default)]
+struct PromptInput {
+    pending: Vec<u8>,
+    eof: bool,
+    hinted: bool,
+}
+
+impl Iterator for PromptInput {
+    /// A line; `Err` when Ctrl-C twice asks to quit; `None` at the end of input.
+    type Item = std::result::Result<String, Failure>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        loop {
+            if let Some(nl) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=nl).collect();
+                let text = String::from_utf8_lossy(&line[..nl]);
+                return Some(Ok(text.trim_end_matches('\r').to_string()));
+            }
+            if self.eof {
+                if self.pending.is_empty() {
+                    return None;
+                }
+                let rest = std::mem::take(&mut self.pending);
+                return Some(Ok(String::from_utf8_lossy(&rest).into_owned()));
+            }
+            if crate::sigint::quit_requested() {
+                return Some(Err(Failure("Ctrl-C twice: quitting".into())));
+            }
+            if crate::sigint::interrupted() {
+                crate::sigint::clear();
+                if !self.hinted {
+                    self.hinted = true;
+                    eprintln!("\n(Ctrl-C again within 2 s quits; /exit or Ctrl-D leaves too)");
+                }
+            }
+            let stdin = std::io::stdin();
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::from(250u16)) {
+                Ok(0) | Err(_) => continue, // the clock or a signal: look at the flags again
+                Ok(_) => {}
+            }
+            let mut buf = [0u8; 4096];
+            match nix::unistd::read(stdin.as_fd(), &mut buf) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+                Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
+                Err(_) => self.eof = true,
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The command line: parse (`args`), resolve the config, dispatch, and map errors to exit codes.
 //!
-//! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run.
+//! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run,
+//! 130 a command interrupted by Ctrl-C.
 
 mod agent_cmd;
 pub mod args;
@@ -53,8 +54,15 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    // Whatever tai starts stays its own to end: orphans are re-parented to tai, not init.
+    crate::child::become_subreaper();
     match execute(raw) {
         Ok(()) => 0,
+        // Ctrl-C ended the command: the shell convention, 128 + SIGINT.
+        Err(e) if crate::sigint::interrupted() => {
+            eprintln!("tai: {e}");
+            130
+        }
         Err(e) => {
             eprintln!("tai: {e}");
             1

@@ -80,6 +80,9 @@ fn base64(data: &[u8]) -> String {
 }
 
 fn map_err(url: &str, e: ureq::Error) -> TransportError {
+    if crate::sigint::interrupted() {
+        return TransportError::Interrupted; // Ctrl-C cut the wait short
+    }
     let host = url
         .split("://")
         .nth(1)
@@ -119,6 +122,9 @@ fn map_err(url: &str, e: ureq::Error) -> TransportError {
 }
 
 fn read_err(e: std::io::Error) -> TransportError {
+    if crate::sigint::interrupted() {
+        return TransportError::Interrupted; // Ctrl-C cut the wait short
+    }
     if e.kind() == std::io::ErrorKind::TimedOut {
         return TransportError::Timeout;
     }

@@ -5,6 +5,7 @@ mod agent_tools;
 mod bridge;
 mod cli;
 mod docs_contract;
+mod interrupt;
 mod intake;
 mod interop;
 mod mcp_client;
