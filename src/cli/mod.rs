@@ -130,6 +130,18 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
         ))
     })?;
     let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() {
+        // Beyond loopback anyone who can reach the port can try keys: a long one, and say so.
+        if key.chars().count() < 32 {
+            return Err(Failure(format!(
+                "listening on {addr} (beyond loopback) needs a key of at least 32 characters; this one has {}. Generate one with `head -c 24 /dev/urandom | base64` and pass it with --serve-mcp - (TAI_MCP_KEY)",
+                key.chars().count()
+            )));
+        }
+        eprintln!(
+            "tai: listening beyond loopback at {addr}: every request needs the key (32+ characters), and its Host must be an IP address, localhost or a name in TAI_MCP_HOSTS"
+        );
+    }
     crate::sigint::install_with_term();
     eprintln!(
         "tai: serving MCP at http://{addr}/mcp (both eras); clients send Authorization: Bearer <the key>"
@@ -142,8 +154,19 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
     if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
         server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
     }
-    let mut endpoint = crate::server::http::Endpoint::new(server, key);
-    crate::server::http::serve(&mut endpoint, listener)?;
+    let hosts: Vec<String> = config::process_env("TAI_MCP_HOSTS")
+        .map(|h| {
+            h.split(',')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut endpoint = crate::server::http::Endpoint::new(server, key).bound_to(addr, hosts);
+    // A test setting: shorter deadlines (`name=MS,…`, see `Limits::with_overrides`).
+    let limits = crate::server::http::Limits::default()
+        .with_overrides(&config::process_env("TAI_MCP_TEST_LIMITS").unwrap_or_default());
+    crate::server::http::serve(&mut endpoint, listener, limits)?;
     eprintln!("tai: stopped");
     Ok(())
 }

@@ -12,6 +12,7 @@ mod mcp_client;
 mod native_tools;
 mod resolver;
 mod serve_http;
+mod serve_hostile;
 mod server;
 mod support;
 mod vault;
