@@ -34,6 +34,9 @@ pub struct Script {
     pub crash_once: Option<String>,
     /// At start, leave behind a process in its own session (`setsid`), logged as `detached`.
     pub spawn_detached: bool,
+    /// HTTP: answer in SSE and hold the stream open (no length, no close) until the client
+    /// closes it, serving nobody else meanwhile — a sequential server.
+    pub sse_hold: bool,
 }
 
 impl Script {
@@ -68,6 +71,7 @@ impl Script {
                 "--add-after-call" => s.add_after_call = true,
                 "--crash-once" => s.crash_once = Some(val()),
                 "--spawn-detached" => s.spawn_detached = true,
+                "--sse-hold" => s.sse_hold = true,
                 other => die(&format!("unknown flag {other}")),
             }
         }

@@ -2,7 +2,8 @@
 //!
 //! A request's answer is one JSON body or an SSE stream read incrementally by
 //! `http::sse`; notifications and server requests on the stream arrive before the
-//! response. Bodies over `MCP_HTTP_MAX_BODY` are refused in both directions without
+//! response, and the stream is released (closed) as soon as the response has arrived, so a
+//! server that serves one connection at a time is never left waiting on it. Bodies over `MCP_HTTP_MAX_BODY` are refused in both directions without
 //! being buffered whole. GET and DELETE are never sent.
 
 use std::collections::VecDeque;
@@ -35,6 +36,9 @@ enum Incoming {
         queue: VecDeque<Message>,
         read: usize,
     },
+    /// The stream carried its response and was released (closed at once, so a server
+    /// that serves one connection at a time goes on); what it carried is still to be read.
+    Released(VecDeque<Message>),
 }
 
 pub struct McpHttpTransport {
@@ -311,6 +315,13 @@ impl Transport for McpHttpTransport {
                 Incoming::One(m) => Ok(Some(m)),
                 _ => Ok(None),
             },
+            Incoming::Released(queue) => {
+                let next = queue.pop_front();
+                if queue.is_empty() {
+                    self.incoming = Incoming::None;
+                }
+                Ok(next)
+            }
             Incoming::Stream {
                 reader,
                 parser,
@@ -341,14 +352,23 @@ impl Transport for McpHttpTransport {
                 }
                 let mut events = Vec::new();
                 parser.feed(&buf[..n], &mut events);
+                let mut answered = false;
                 for e in events {
                     // Only `message` events carry JSON-RPC; empty data is a priming event.
                     if e.event == "message"
                         && !e.data.trim().is_empty()
                         && let Ok(m) = Message::parse(e.data.as_bytes())
                     {
+                        answered |= matches!(m, Message::Response { .. } | Message::Error { .. });
                         queue.push_back(m);
                     }
+                }
+                if answered {
+                    // A request's stream ends with its response: nothing more is awaited on
+                    // it, so it is dropped now rather than held open until the next request.
+                    let rest = std::mem::take(queue);
+                    self.incoming = Incoming::Released(rest);
+                    return self.recv(_deadline);
                 }
             },
         }

@@ -6,6 +6,7 @@ mod bridge;
 mod cli;
 mod docs_contract;
 mod interrupt;
+mod hostile_servers;
 mod intake;
 mod interop;
 mod mcp_client;
