@@ -88,6 +88,7 @@ fn execute(raw: RawArgs) -> Result {
             );
             let Context { store, config, .. } = ctx;
             let mut server = crate::server::McpServer::new(store, config);
+            shorten_chat_timeout(&mut server);
             Ok(crate::server::stdio::serve(&mut server)?)
         }
         Command::ServeHttp { key, port, bind } => serve_http(load()?, key, *port, bind.as_deref()),
@@ -151,6 +152,7 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
     );
     let Context { store, config, .. } = ctx;
     let mut server = crate::server::McpServer::new(store, config);
+    shorten_chat_timeout(&mut server);
     if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
         server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
     }
@@ -169,6 +171,13 @@ fn serve_http(mut ctx: Context, key: &str, port: Option<u16>, bind: Option<&str>
     crate::server::http::serve(&mut endpoint, listener, limits)?;
     eprintln!("tai: stopped");
     Ok(())
+}
+
+/// A test setting: `TAI_MCP_CHAT_TIMEOUT_MS` shortens a served `chat` turn's deadline.
+fn shorten_chat_timeout(server: &mut crate::server::McpServer) {
+    if let Some(ms) = config::process_env("TAI_MCP_CHAT_TIMEOUT_MS").and_then(|s| s.parse().ok()) {
+        server.chat_timeout = std::time::Duration::from_millis(ms);
+    }
 }
 
 /// What every command past `--help`/`--version` has: the resolved config and the open vault.

@@ -56,6 +56,8 @@ pub struct McpServer {
     conversations: HashMap<String, Conversation>,
     /// How long an idle conversation or session lives (MCP_SESSION_IDLE; tests shorten it).
     pub idle: Duration,
+    /// One served `chat` turn, all its steps (MCP_CHAT_TIMEOUT; tests shorten it).
+    pub chat_timeout: Duration,
 }
 
 /// The served tool list: natives verbatim, then the two extras. Never a bridged tool.
@@ -100,6 +102,7 @@ impl McpServer {
             config,
             conversations: HashMap::new(),
             idle: MCP_SESSION_IDLE,
+            chat_timeout: MCP_CHAT_TIMEOUT,
         }
     }
 
@@ -332,7 +335,7 @@ impl McpServer {
             &self.config.base_url,
             &model,
             key,
-            MCP_CHAT_TIMEOUT,
+            self.chat_timeout,
         ))
     }
 
@@ -355,8 +358,14 @@ impl McpServer {
             (None, Era::Legacy, Some(s)) => format!("session-{s}"),
             _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
         };
+        // One deadline for the whole turn: checked between steps, passed into every model
+        // request, and honoured by every tool call inside it (they stop as on Ctrl-C).
+        let deadline = Instant::now() + self.chat_timeout;
         let chat = match self.chat_client() {
-            Ok(c) => c,
+            Ok(mut c) => {
+                c.until = Some(deadline);
+                c
+            }
             Err(e) => return ToolOutput::error(e),
         };
         let mut agent = Agent::new(&chat);
@@ -373,7 +382,20 @@ impl McpServer {
             .unwrap_or_default();
         let mut ui = Capture::default();
         let message = tools::arg_str(args, "message");
-        let r = self.with_tools(|ctx| agent.run_turn(ctx, message, &mut ui, &|| false));
+        let stop = crate::sigint::stop_at(deadline);
+        let r = self
+            .with_tools(|ctx| agent.run_turn(ctx, message, &mut ui, &crate::sigint::interrupted));
+        let out_of_time = crate::sigint::deadline_passed();
+        drop(stop);
+        let r = r.map(|mut r| {
+            if out_of_time {
+                r.stopped = Some(format!(
+                    "deadline: the turn ran out of its {} ms (MCP_CHAT_TIMEOUT)",
+                    self.chat_timeout.as_millis()
+                ));
+            }
+            r
+        });
         self.conversations.insert(
             handle.clone(),
             Conversation {

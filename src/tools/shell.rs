@@ -181,7 +181,11 @@ impl NativeTool for Shell {
         };
         let mut text = String::new();
         if c.interrupted {
-            text.push_str("interrupted (Ctrl-C); the command was stopped\n");
+            text.push_str(if crate::sigint::deadline_passed() {
+                "the turn's deadline passed; the command was stopped\n"
+            } else {
+                "interrupted (Ctrl-C); the command was stopped\n"
+            });
         } else if c.timed_out {
             text.push_str(&format!(
                 "timed out after {secs}s; the command was killed\n"

@@ -273,3 +273,56 @@ fn a_servers_setsid_grandchild_does_not_outlive_tai() {
         );
     }
 }
+
+/// A served `chat` whose model keeps calling a slow tool stops at the turn's deadline
+/// (MCP_CHAT_TIMEOUT, shortened here), not after every step's own timeout.
+#[test]
+fn a_served_chat_stops_at_the_turn_deadline() {
+    use std::io::{BufRead, Write};
+    let dir = TempDir::new("int-chat-deadline");
+    let slow = call("shell", json!({"command": "sleep 5"}));
+    let model = ModelStub::start(dir.path(), json!([slow, slow, slow, slow, slow, slow]));
+    let mut t = Tai::new("int-chat-deadline-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model")
+        .env("TAI_MCP_CHAT_TIMEOUT_MS", "1500");
+    let mut child = t
+        .cmd(&["--serve-mcp-stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let chat = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chat", "arguments": {"message": "keep sleeping"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let t0 = Instant::now();
+    writeln!(stdin, "{chat}").unwrap();
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    let took = t0.elapsed();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let answer: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("{line}"));
+    assert!(
+        answer["stopped"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("deadline")),
+        "{answer}"
+    );
+    assert_eq!(reply["result"]["isError"], true, "{line}");
+    assert!(took < Duration::from_secs(4), "the turn took {took:?}");
+    assert!(
+        model.requests().len() <= 2,
+        "{} model requests",
+        model.requests().len()
+    );
+    drop(stdin);
+    let _ = child.wait();
+}
