@@ -189,18 +189,7 @@ fn ctrl_c_during_a_tool_call_returns_to_the_prompt() {
 
 /// Processes running `sleep 30` (the shell tool's command).
 fn shell_sleep_pids() -> Vec<u32> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
-            && cmd == b"sleep\x0030\x00"
-        {
-            found.push(pid);
-        }
-    }
-    found
+    sleeping(b"sleep\x0030\x00")
 }
 
 /// `tai -p` interrupted during a `shell` command exits 130, promptly.
@@ -325,4 +314,48 @@ fn a_served_chat_stops_at_the_turn_deadline() {
     );
     drop(stdin);
     let _ = child.wait();
+}
+
+/// A `shell` command that leaves a detached process behind (`setsid … &`, holding the
+/// output pipe) returns by its deadline, and the process is ended with it.
+#[test]
+fn a_shell_command_that_detaches_returns_by_its_deadline() {
+    let dir = TempDir::new("int-detach");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            call("shell", json!({"command": "setsid sleep 37 & echo started", "timeout": 1})),
+            {"text": "done"}
+        ]),
+    );
+    let mut t = Tai::new("int-detach-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    let t0 = Instant::now();
+    assert_eq!(t.run(&["--yolo", "-p", "start it"]).ok(), "done\n");
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+    let result = &ModelStub::tool_messages(&model.requests()[1])[0];
+    assert!(
+        result.contains("timed out after 1s") && result.contains("started"),
+        "{result}"
+    );
+    let left: Vec<u32> = sleeping(b"sleep\x0037\x00")
+        .into_iter()
+        .filter(|p| wait_gone(*p).is_some())
+        .collect();
+    assert!(left.is_empty(), "the detached sleep survived: {left:?}");
+}
+
+/// Processes whose command line is exactly `cmdline`.
+fn sleeping(cmdline: &[u8]) -> Vec<u32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == cmdline) {
+            found.push(pid);
+        }
+    }
+    found
 }
