@@ -359,3 +359,43 @@ fn sleeping(cmdline: &[u8]) -> Vec<u32> {
     }
     found
 }
+
+/// Ctrl-C during a hung bridged call to an HTTP server ends it promptly too.
+#[test]
+fn ctrl_c_during_a_hung_http_call() {
+    let dir = TempDir::new("int-http");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([call("mcp_web_slow", json!({"ms": 60000}))]),
+    );
+    let log = dir.path().join("stub.log");
+    let stub =
+        crate::support::HttpStub::start(&["--era", "legacy", "--log", &log.display().to_string()]);
+    let mut t = Tai::new("int-http-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    t.run(&["--yolo", "mcp", "add", &stub.url, "--name", "web"])
+        .ok();
+    t.run(&["mcp", "enable", "web"]).ok();
+    let child = t
+        .cmd(&["--yolo", "-p", "wait"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while !stub_log(&log).iter().any(|l| l["method"] == "tools/call") {
+        assert!(Instant::now() < until, "the stub never got the call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+}
