@@ -4,7 +4,8 @@
 //!
 //! tai makes itself the reaper of its descendants (`PR_SET_CHILD_SUBREAPER`), so a
 //! grandchild that called `setsid` and whose parent died is re-parented to tai rather than
-//! to init: `stop` finds it (a descendant in /proc, or an adopted orphan) and ends it too.
+//! to init: `stop` finds it (a descendant in /proc, or an adopted orphan carrying the
+//! child's `TAI_CHILD` mark in its environment) and ends it too.
 //! The MCP stdio transport and the `shell` tool both start and stop children here.
 
 use std::collections::{HashMap, HashSet};
@@ -41,6 +42,12 @@ pub struct Launch<'a> {
 
 /// Children started here that are still tai's to wait for (never swept as orphans).
 static STARTED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Numbers the children, for the `TAI_CHILD` mark their descendants inherit.
+static NEXT_MARK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// The variable every child gets: `PID-N`, tai's pid and the child's number. Processes
+/// inherit it through `setsid` and `exec`, so an orphan says which child left it behind.
+pub const MARK: &str = "TAI_CHILD";
 /// Set once tai is the subreaper: only then is a child tai did not start an orphan it adopted.
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
@@ -79,9 +86,31 @@ pub fn start(launch: &Launch<'_>) -> io::Result<Child> {
     if let Some(d) = launch.cwd {
         cmd.current_dir(d);
     }
+    let mark = format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT_MARK.fetch_add(1, Ordering::SeqCst)
+    );
+    cmd.env(MARK, &mark);
+    reap_orphans(); // orphans that ended since the last start are reaped here
     let child = cmd.spawn()?;
     started().push(child.id() as i32);
+    MARKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(child.id() as i32, mark);
     Ok(child)
+}
+
+/// Each started child's mark, by pid.
+static MARKS: Mutex<std::collections::BTreeMap<i32, String>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
+/// Whether process `pid` carries `mark` in its environment (read from /proc).
+fn carries(pid: i32, mark: &str) -> bool {
+    let want = format!("{MARK}={mark}");
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
 }
 
 /// Wait for `child` to exit until `deadline`, returning early (with `None`) when
@@ -104,8 +133,13 @@ pub fn wait_until(
     }
 }
 
+/// The child is reaped: it is no longer tai's to wait for, nor its mark to look for.
 fn forget(pid: u32) {
     started().retain(|p| *p != pid as i32);
+    MARKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(pid as i32));
 }
 
 /// `ppid` of every process, from /proc.
@@ -165,11 +199,20 @@ fn adopted(parents: &HashMap<i32, i32>) -> Vec<i32> {
         .collect()
 }
 
-/// What the child and everything it left behind are: its group, its descendants, orphans.
+/// What the child left behind: its descendants, and the orphans tai adopted that carry
+/// its mark (and their descendants). Another child's leftovers are not touched.
 fn family(pid: i32) -> Vec<i32> {
     let parents = parents();
     let mut all = descendants(pid, &parents);
-    for p in adopted(&parents) {
+    let mark = MARKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&pid)
+        .cloned();
+    let Some(mark) = mark else {
+        return all;
+    };
+    for p in adopted(&parents).into_iter().filter(|p| carries(*p, &mark)) {
         if !all.contains(&p) {
             all.push(p);
         }
@@ -286,6 +329,16 @@ mod tests {
         )
         .unwrap();
         let grandchild: i32 = line.trim().parse().unwrap();
+        // The grandchild carries this child's mark and no other (that is how an orphan
+        // is told apart from another child's).
+        let mark = MARKS
+            .lock()
+            .unwrap()
+            .get(&(child.id() as i32))
+            .cloned()
+            .unwrap();
+        assert!(carries(grandchild, &mark));
+        assert!(!carries(grandchild, &format!("{mark}0")));
         let t0 = Instant::now();
         let status = stop(&mut child, Duration::from_millis(300));
         assert!(status.is_some());
