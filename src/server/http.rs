@@ -955,7 +955,9 @@ fn expired(c: &Conn, now: Instant, l: &Limits) -> bool {
     }
     match &c.ex.phase {
         Phase::Listening { .. } => c.ex.output.len() > l.listen_outbox,
-        Phase::Closing => false,
+        // Closing with nothing left to write (the write side is shut on the next pump):
+        // bounded all the same.
+        Phase::Closing => since(c.ex.since) >= l.request,
         _ if c.ex.receiving() => since(c.ex.since) >= l.request,
         _ => since(c.ex.since) >= l.idle && c.ex.output.is_empty(),
     }
