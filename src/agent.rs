@@ -224,6 +224,13 @@ impl<'a> Agent<'a> {
                 return Ok(result);
             }
             for call in &answer.tool_calls {
+                if interrupted() {
+                    // Ctrl-C stopped an earlier call of this step: the rest are not run, but
+                    // each call still gets its answer so the conversation stays valid.
+                    self.history.push(json!({"role": "tool", "tool_call_id": call.id,
+                        "content": "not run: the user interrupted the turn (Ctrl-C)"}));
+                    continue;
+                }
                 let out = self.run_tool(ctx, call, ui);
                 result.tool_calls.push(ToolLog {
                     name: call.name.clone(),
@@ -233,6 +240,11 @@ impl<'a> Agent<'a> {
                 });
                 self.history
                     .push(json!({"role": "tool", "tool_call_id": call.id, "content": out.text}));
+            }
+            if interrupted() {
+                result.stopped = Some("interrupted".into());
+                ui.note("interrupted (Ctrl-C): the tool call was stopped; the conversation is kept");
+                return Ok(result);
             }
         }
         result.stopped = Some("max_steps".into());

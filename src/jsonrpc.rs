@@ -407,4 +407,21 @@ mod tests {
         .to_bytes();
         assert!(!bytes.contains(&b'\n'), "a frame never holds a raw newline");
     }
+
+    /// Found by fuzzing (tests/fuzz, `jsonrpc`): a decoded message re-encodes to one that
+    /// decodes the same, large floats included (serde_json's `float_roundtrip`).
+    #[test]
+    fn a_message_survives_its_own_encoding() {
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"n":{}1}}}}"#,
+            "7".repeat(89)
+        );
+        for text in [
+            big.as_str(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"x":0.1,"y":1e-320,"z":-0.0}}"#,
+        ] {
+            let m = Message::parse(text.as_bytes()).unwrap();
+            assert_eq!(Message::parse(&m.to_bytes()).unwrap(), m, "{text}");
+        }
+    }
 }

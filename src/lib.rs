@@ -22,6 +22,7 @@ pub mod agent;
 pub mod approval;
 pub mod bridge;
 pub mod chat;
+pub mod child;
 pub mod child_env;
 pub mod cli;
 pub mod clock;

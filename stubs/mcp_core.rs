@@ -42,6 +42,11 @@ pub struct Script {
     pub describe: Option<String>,
     /// "yes": tools/list answers an internal error (registration with "no" succeeds).
     pub fail_list: bool,
+    /// At start, leave behind a process in its own session (`setsid`), logged as `detached`.
+    pub spawn_detached: bool,
+    /// HTTP: answer in SSE and hold the stream open (no length, no close) until the client
+    /// closes it, serving nobody else meanwhile — a sequential server.
+    pub sse_hold: bool,
 }
 
 impl Script {
@@ -80,6 +85,8 @@ impl Script {
                 "--dump-env" => s.dump_env = true,
                 "--describe" => s.describe = Some(val()),
                 "--fail-list" => s.fail_list = val() == "yes",
+                "--spawn-detached" => s.spawn_detached = true,
+                "--sse-hold" => s.sse_hold = true,
                 other => die(&format!("unknown flag {other}")),
             }
         }
@@ -94,6 +101,24 @@ impl Script {
                 })
                 .collect();
             s.record(&json!({ "env": env }));
+        }
+        if s.spawn_detached {
+            // A shell starts it and exits: the process is an orphan in a session of its own.
+            let out = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+                ])
+                .stderr(std::process::Stdio::null())
+                .output();
+            if let Some(pid) = out.ok().and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            }) {
+                s.record(&json!({"detached": pid}));
+            }
         }
         s
     }

@@ -26,6 +26,30 @@ fn sse_body(msgs: &[Value]) -> String {
     b
 }
 
+/// An SSE answer whose stream stays open: no length, no close; the next connection waits
+/// until the client closes this one (at most 20 s), as a one-at-a-time server does.
+fn hold_stream(
+    mut stream: &std::net::TcpStream,
+    status: &str,
+    extra: &[(&str, String)],
+    body: &str,
+) {
+    use std::io::Read;
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+    let _ = stream.flush();
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(20)));
+    let mut buf = [0u8; 1024];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}
+
 fn main() {
     let s = Script::from_args();
     let listener = TcpListener::bind(("127.0.0.1", s.port))
@@ -136,7 +160,9 @@ fn main() {
             Some(-32022..=-32020) => "400 Bad Request",
             _ => "200 OK",
         };
-        if s.sse || msgs.len() > 1 {
+        if s.sse_hold {
+            hold_stream(&stream, status, &extra, &sse_body(&msgs));
+        } else if s.sse || msgs.len() > 1 {
             respond(
                 &stream,
                 status,

@@ -28,9 +28,19 @@ fn main() {
         }
     }
     let mut st = State::default();
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
+    // Lines arrive through a channel, so a slow call still hears what comes meanwhile (a
+    // `notifications/cancelled` is logged and ends the wait without an answer). Stubs may
+    // use threads; tai may not.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    while let Ok(line) = rx.recv() {
         if line.trim().is_empty() {
             continue;
         }
@@ -55,8 +65,29 @@ fn main() {
         match handle(&s, &mut st, &msg) {
             Action::Reply(msgs) => send(&mut out, msgs),
             Action::Slow(ms, msgs) => {
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-                send(&mut out, msgs);
+                let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+                let mut cancelled = false;
+                while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+                    match rx.recv_timeout(left) {
+                        Ok(l) => {
+                            let Ok(m) = serde_json::from_str::<serde_json::Value>(&l) else {
+                                continue;
+                            };
+                            let _ = handle(&s, &mut st, &m); // logged; a slow call answers nothing else
+                            if m["method"] == "notifications/cancelled"
+                                && m["params"]["requestId"] == msg["id"]
+                            {
+                                cancelled = true;
+                                break;
+                            }
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => break,
+                        Err(_) => std::process::exit(0),
+                    }
+                }
+                if !cancelled {
+                    send(&mut out, msgs);
+                }
             }
             Action::Nothing => {}
             Action::Crash(code) => std::process::exit(code),

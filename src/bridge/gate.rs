@@ -129,6 +129,10 @@ pub fn call(
         }
     };
     let (output, outcome, record) = match result {
+        // Stopped by Ctrl-C (or a served turn's deadline): audited as such.
+        Ok((out, "tool-error" | "protocol-error")) if out.is_error && crate::sigint::interrupted() => {
+            finish(ctx, &shown_name, out, "interrupted")
+        }
         Ok((out, outcome)) => finish(ctx, &shown_name, out, outcome),
         Err((outcome, text)) => {
             let text = ctx

@@ -279,6 +279,10 @@ impl Bridge {
                             error: TransportError::Timeout,
                             ..
                         } => "timeout",
+                        McpError::Transport {
+                            error: TransportError::Interrupted,
+                            ..
+                        } => "interrupted",
                         _ => "protocol-error",
                     };
                     return (ToolOutput::error(e.to_string()), outcome);

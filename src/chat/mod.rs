@@ -28,6 +28,8 @@ pub struct ChatClient {
     api_key: Option<String>,
     /// Deadline of one model call.
     pub timeout: Duration,
+    /// A deadline over every call (a served `chat` turn's), when sooner than `timeout`.
+    pub until: Option<Instant>,
 }
 
 impl ChatClient {
@@ -43,7 +45,14 @@ impl ChatClient {
             model: model.to_string(),
             api_key,
             timeout,
+            until: None,
         }
+    }
+
+    /// When the call starting now must end: `timeout` from now, or `until` if sooner.
+    fn call_deadline(&self) -> Instant {
+        let own = Instant::now() + self.timeout;
+        self.until.map_or(own, |u| u.min(own))
     }
 
     fn url(&self) -> String {
@@ -161,7 +170,7 @@ impl ChatClient {
         on_text: &mut dyn FnMut(&str),
         stop: &dyn Fn() -> bool,
     ) -> Result<Answer, String> {
-        let deadline = Instant::now() + self.timeout;
+        let deadline = self.call_deadline();
         let mut body = json!({"model": self.model, "messages": messages, "stream": true});
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools.to_vec());
@@ -222,7 +231,7 @@ impl ChatClient {
 
     /// One non-streamed answer with no tools (the served `completions` tool).
     pub fn complete(&self, messages: &[Value]) -> Result<String, String> {
-        let deadline = Instant::now() + self.timeout;
+        let deadline = self.call_deadline();
         let body = json!({"model": self.model, "messages": messages, "stream": false});
         let resp = self.post(&body, deadline)?;
         let mut text = String::new();

@@ -184,7 +184,8 @@ const REPL_HELP: &str = "\
 /profile NAME    make NAME the current profile (takes effect at the next start)
 /clear           start a new conversation
 /exit            leave (Ctrl-D works too)
-A line ending in \\ continues on the next line. Ctrl-C stops the current turn.
+A line ending in \\ continues on the next line. Ctrl-C stops the current turn or tool
+call; Ctrl-C twice within 2 s quits.
 ";
 
 fn repl(
@@ -201,6 +202,7 @@ fn repl(
     );
     // the terminal gets line editing and history; piped input stays plain lines
     let mut prompter = super::history::Prompter::new(&process_env);
+    let mut hinted = false;
     // One approver for the session, so "always" answers last until /exit.
     let mut approver = TerminalApprover::new(config.approval);
     let mut reviewed = std::collections::HashSet::new();
@@ -233,6 +235,14 @@ fn repl(
                     break;
                 }
             }
+        }
+        // Ctrl-C at the prompt drops the line; twice within 2 s quits.
+        if crate::sigint::quit_requested() {
+            return Err(Failure("Ctrl-C twice: quitting".into()));
+        }
+        if crate::sigint::interrupted() && !hinted {
+            hinted = true;
+            eprintln!("(Ctrl-C again within 2 s quits; /exit or Ctrl-D leaves too)");
         }
         let typed = input.trim_end().to_string();
         let input = input.trim();
@@ -332,6 +342,12 @@ fn repl(
             &config.profile,
             &Value::Array(agent.history.clone()),
         )?);
+        if crate::sigint::quit_requested() {
+            return Err(Failure(
+                "Ctrl-C twice: quitting (the conversation is saved; `tai --continue` resumes it)"
+                    .into(),
+            ));
+        }
     }
 }
 

@@ -74,9 +74,9 @@ Serving MCP (see `tai help serve`):
                         Cursor, Codex). Every call is approved: no user is present.
 
 Agent options:
-  -p, --prompt PROMPT   Run one turn (- reads the prompt from stdin); exit 1 when it fails.
-                        Text piped in (`cmd | tai -p \"summarize\"`) is appended as a fenced
-                        block (128 KB at most, with a note when cut)
+  -p, --prompt PROMPT   Run one turn (- reads the prompt from stdin); exit 1 when it fails,
+                        130 when Ctrl-C stops it. Text piped in (`cmd | tai -p \"summarize\"`)
+                        is appended as a fenced block (128 KB at most, with a note when cut)
       --json            With -p: print a JSON transcript (answer, tool calls, steps)
       --continue        Resume the last conversation
       --max-steps N     Model calls per turn at most (default 20)
@@ -120,7 +120,7 @@ The model: any OpenAI-compatible endpoint (default http://127.0.0.1:11434/v1, Ol
 Set TAI_MODEL, or a profile's model. Tools that change things ask first (y/N/always);
 --auto approves with one line each, --yolo silently.
 
-Exit codes: 0 success, 1 failure, 2 bad command line.
+Exit codes: 0 success, 1 failure, 2 bad command line, 130 interrupted (Ctrl-C).
 ";
 
 const STATUS: &str = "\

@@ -266,6 +266,7 @@ fn edit(tty: &std::fs::File, prompt: &str, history: &[String]) -> std::io::Resul
                     return Ok(Some(l));
                 }
                 Done::Cancelled => {
+                    crate::sigint::press();
                     out.write_all(b"^C\r\n")?;
                     return Ok(Some(String::new()));
                 }

@@ -1,6 +1,7 @@
 //! The command line: parse (`args`), resolve the config, dispatch, and map errors to exit codes.
 //!
-//! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run.
+//! Exit codes: 0 success, 1 a command that failed, 2 a command line that cannot run,
+//! 130 a command interrupted by Ctrl-C.
 
 mod agent_cmd;
 pub mod args;
@@ -72,8 +73,15 @@ pub fn run() -> i32 {
         }
     };
     let json = raw.json;
+    // Whatever tai starts stays its own to end: orphans are re-parented to tai, not init.
+    crate::child::become_subreaper();
     match execute(raw) {
         Ok(()) => 0,
+        // Ctrl-C ended the command: the shell convention, 128 + SIGINT.
+        Err(e) if crate::sigint::interrupted() => {
+            eprintln!("tai: {}", crate::sanitize::block(&e.to_string()));
+            130
+        }
         Err(e) => {
             // `--json` answers in JSON even when it fails: {"error": …}, exit 1
             if json && !render::json_printed() {
@@ -108,6 +116,7 @@ fn execute(raw: RawArgs) -> Result {
             let Context { store, config, .. } = ctx;
             let mut server = crate::server::McpServer::new(store, config);
             server.serve_only = tools.clone();
+            shorten_chat_timeout(&mut server);
             Ok(crate::server::stdio::serve(&mut server)?)
         }
         Command::ServeHttp {
@@ -182,6 +191,18 @@ fn serve_http(
         ))
     })?;
     let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() {
+        // Beyond loopback anyone who can reach the port can try keys: a long one, and say so.
+        if key.chars().count() < 32 {
+            return Err(Failure(format!(
+                "listening on {addr} (beyond loopback) needs a key of at least 32 characters; this one has {}. Generate one with `head -c 24 /dev/urandom | base64` and pass it with --serve-mcp - (TAI_MCP_KEY)",
+                key.chars().count()
+            )));
+        }
+        eprintln!(
+            "tai: listening beyond loopback at {addr}: every request needs the key (32+ characters), and its Host must be an IP address, localhost or a name in TAI_MCP_HOSTS"
+        );
+    }
     crate::sigint::install_with_term();
     eprintln!(
         "tai: serving MCP at http://{addr}/mcp (both eras); clients send Authorization: Bearer <the key>"
@@ -192,13 +213,32 @@ fn serve_http(
     let Context { store, config, .. } = ctx;
     let mut server = crate::server::McpServer::new(store, config);
     server.serve_only = tools;
+    shorten_chat_timeout(&mut server);
     if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
         server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
     }
-    let mut endpoint = crate::server::http::Endpoint::new(server, key);
-    crate::server::http::serve(&mut endpoint, listener)?;
+    let hosts: Vec<String> = config::process_env("TAI_MCP_HOSTS")
+        .map(|h| {
+            h.split(',')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut endpoint = crate::server::http::Endpoint::new(server, key).bound_to(addr, hosts);
+    // A test setting: shorter deadlines (`name=MS,…`, see `Limits::with_overrides`).
+    let limits = crate::server::http::Limits::default()
+        .with_overrides(&config::process_env("TAI_MCP_TEST_LIMITS").unwrap_or_default());
+    crate::server::http::serve(&mut endpoint, listener, limits)?;
     eprintln!("tai: stopped");
     Ok(())
+}
+
+/// A test setting: `TAI_MCP_CHAT_TIMEOUT_MS` shortens a served `chat` turn's deadline.
+fn shorten_chat_timeout(server: &mut crate::server::McpServer) {
+    if let Some(ms) = config::process_env("TAI_MCP_CHAT_TIMEOUT_MS").and_then(|s| s.parse().ok()) {
+        server.chat_timeout = std::time::Duration::from_millis(ms);
+    }
 }
 
 /// What every command past `--help`/`--version` has: the resolved config and the open vault.

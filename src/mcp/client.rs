@@ -626,7 +626,7 @@ impl McpClient {
         }
     }
 
-    /// Call a tool within `timeouts.call`; on timeout the request is cancelled
+    /// Call a tool within `timeouts.call`; on timeout or Ctrl-C the request is cancelled
     /// (`notifications/cancelled`, or closing the stream over HTTP in 2026) and fails here.
     pub fn call_tool(
         &mut self,
@@ -654,6 +654,19 @@ impl McpClient {
             self.typed::<p::CallTool>(params, deadline)
         };
         match outcome {
+            Err(McpError::Transport {
+                error: TransportError::Interrupted,
+                stderr,
+                ..
+            }) => {
+                // Ctrl-C: the server is told, as on a timeout, and the person gets the prompt.
+                self.cancel(id, "interrupted by the user");
+                Err(McpError::Transport {
+                    what: format!("tools/call {name} (cancelled)"),
+                    error: TransportError::Interrupted,
+                    stderr,
+                })
+            }
             Err(McpError::Transport {
                 error: TransportError::Timeout,
                 stderr,

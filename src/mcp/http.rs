@@ -2,12 +2,14 @@
 //!
 //! A request's answer is one JSON body or an SSE stream read incrementally by
 //! `http::sse`; notifications and server requests on the stream arrive before the
-//! response. Bodies over `MCP_HTTP_MAX_BODY` are refused in both directions without
-//! being buffered whole. A response stream that ends after an event id and before the
-//! response is resumed with GET and `Last-Event-ID` after the stream's `retry` delay,
-//! within the call's deadline. DELETE is never sent. With an `oauth::OAuth` attached, a
-//! 401 (or 403 `insufficient_scope`) runs the authorization flow and the request is sent
-//! again with the new token.
+//! response, and the stream is released (closed) as soon as the response has arrived, so
+//! a server that serves one connection at a time is never left waiting on it. Bodies over
+//! `MCP_HTTP_MAX_BODY` are refused in both directions without being buffered whole. A
+//! response stream that ends after an event id and before the response is resumed with
+//! GET and `Last-Event-ID` after the stream's `retry` delay, within the call's deadline.
+//! DELETE is never sent. With an `oauth::OAuth` attached, a 401 (or 403
+//! `insufficient_scope`) runs the authorization flow and the request is sent again with
+//! the new token.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -45,6 +47,9 @@ enum Incoming {
         last_id: Option<String>,
         resumed: usize,
     },
+    /// The stream carried its response and was released (closed at once, so a server
+    /// that serves one connection at a time goes on); what it carried is still to be read.
+    Released(VecDeque<Message>),
 }
 
 /// Resumptions of one response stream before tai gives up on it.
@@ -97,6 +102,9 @@ fn base64(data: &[u8]) -> String {
 }
 
 fn map_err(url: &str, e: ureq::Error) -> TransportError {
+    if crate::sigint::interrupted() {
+        return TransportError::Interrupted; // Ctrl-C cut the wait short
+    }
     let host = url
         .split("://")
         .nth(1)
@@ -136,6 +144,9 @@ fn map_err(url: &str, e: ureq::Error) -> TransportError {
 }
 
 fn read_err(e: std::io::Error) -> TransportError {
+    if crate::sigint::interrupted() {
+        return TransportError::Interrupted; // Ctrl-C cut the wait short
+    }
     if e.kind() == std::io::ErrorKind::TimedOut {
         return TransportError::Timeout;
     }
@@ -406,6 +417,13 @@ impl Transport for McpHttpTransport {
                 Incoming::One(m) => Ok(Some(m)),
                 _ => Ok(None),
             },
+            Incoming::Released(queue) => {
+                let next = queue.pop_front();
+                if queue.is_empty() {
+                    self.incoming = Incoming::None;
+                }
+                Ok(next)
+            }
             Incoming::Stream {
                 reader,
                 parser,
@@ -475,6 +493,7 @@ impl Transport for McpHttpTransport {
                 }
                 let mut events = Vec::new();
                 parser.feed(&buf[..n], &mut events);
+                let mut answered = false;
                 for e in events {
                     if e.id.is_some() {
                         *last_id = e.id.clone();
@@ -484,8 +503,16 @@ impl Transport for McpHttpTransport {
                         && !e.data.trim().is_empty()
                         && let Ok(m) = Message::parse(e.data.as_bytes())
                     {
+                        answered |= matches!(m, Message::Response { .. } | Message::Error { .. });
                         queue.push_back(m);
                     }
+                }
+                if answered {
+                    // A request's stream ends with its response: nothing more is awaited on
+                    // it, so it is dropped now rather than held open until the next request.
+                    let rest = std::mem::take(queue);
+                    self.incoming = Incoming::Released(rest);
+                    return self.recv(deadline);
                 }
             },
         }

@@ -8,15 +8,12 @@
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 
 use super::caps::MCP_HTTP_MAX_BODY;
 use super::ndjson::{Frame, LineSplitter};
@@ -25,6 +22,8 @@ use crate::jsonrpc::Message;
 
 /// How much of the server's stderr is kept (the newest bytes).
 const STDERR_KEEP: usize = 64 * 1024;
+/// How often a wait for the server looks at the Ctrl-C flag.
+const INTERRUPT_CHECK: Duration = Duration::from_millis(100);
 /// How long each shutdown step waits for the child.
 const SHUTDOWN_STEP: Duration = Duration::from_millis(1500);
 
@@ -77,18 +76,16 @@ fn poll_timeout(d: Duration) -> PollTimeout {
 impl McpStdioTransport {
     /// Spawn the server (no shell) in its own process group.
     pub fn spawn(spec: &StdioSpec) -> Result<McpStdioTransport> {
-        let mut cmd = Command::new(&spec.command);
-        cmd.args(&spec.args)
-            .env_clear()
-            .envs(spec.environment())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        if let Some(cwd) = &spec.cwd {
-            cmd.current_dir(cwd);
-        }
-        let mut child = cmd.spawn().map_err(|e| {
+        // Exactly the built environment: never tai's secrets (`child_env`).
+        let environment = spec.environment();
+        let mut child = crate::child::start(&crate::child::Launch {
+            program: &spec.command,
+            args: &spec.args,
+            env: crate::child::ChildEnv::Exactly(&environment),
+            cwd: spec.cwd.as_deref(),
+            stdin: true,
+        })
+        .map_err(|e| {
             let hint = if e.kind() == ErrorKind::NotFound {
                 " (is it installed and on PATH?)"
             } else {
@@ -295,6 +292,15 @@ impl McpStdioTransport {
     }
 }
 
+/// The end of `text`, at most `max` bytes, starting on a character boundary.
+fn last_bytes(text: &str, max: usize) -> &str {
+    let mut from = text.len().saturating_sub(max);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    &text[from..]
+}
+
 fn describe_status(s: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (s.code(), s.signal()) {
@@ -337,10 +343,14 @@ impl Transport for McpStdioTransport {
             if self.stdout.is_none() {
                 return Err(self.exited());
             }
+            if crate::sigint::interrupted() {
+                return Err(TransportError::Interrupted);
+            }
             let Some(left) = remaining(deadline) else {
                 return Err(TransportError::Timeout);
             };
-            self.pump(left, &[])?;
+            // Short rounds, so Ctrl-C is seen even when no signal interrupts the poll.
+            self.pump(left.min(INTERRUPT_CHECK), &[])?;
         }
     }
 
@@ -349,11 +359,7 @@ impl Transport for McpStdioTransport {
         let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = lines[lines.len().saturating_sub(12)..].join("\n");
-        if tail.len() > 2000 {
-            tail[tail.len() - 2000..].to_string()
-        } else {
-            tail
-        }
+        last_bytes(&tail, 2000).to_string()
     }
 
     fn skipped(&self) -> usize {
@@ -369,24 +375,11 @@ impl Transport for McpStdioTransport {
             return;
         }
         self.stdin = None; // close stdin: a well-behaved server exits
-        let pgid = Pid::from_raw(self.child.id() as i32);
-        if !self.wait_exit(SHUTDOWN_STEP) {
-            let _ = killpg(pgid, Signal::SIGTERM);
-            if !self.wait_exit(SHUTDOWN_STEP) {
-                let _ = killpg(pgid, Signal::SIGKILL);
-                if let Ok(s) = self.child.wait() {
-                    self.status = Some(s);
-                }
-            }
-        }
-        // The leader is gone; anything left in its group (npx's node, a shell's child) goes
-        // too: SIGTERM, a short grace, then SIGKILL.
-        if killpg(pgid, Signal::SIGTERM).is_ok() {
-            let until = Instant::now() + Duration::from_millis(500);
-            while killpg(pgid, None).is_ok() && Instant::now() < until {
-                crate::clock::sleep(Duration::from_millis(10));
-            }
-            let _ = killpg(pgid, Signal::SIGKILL);
+        self.wait_exit(SHUTDOWN_STEP);
+        // Then SIGTERM, a grace, SIGKILL — to the server, its group and every process it
+        // left behind (npx's node, a `setsid` grandchild), and reap.
+        if let Some(s) = crate::child::stop(&mut self.child, SHUTDOWN_STEP) {
+            self.status = Some(s);
         }
         self.stdout = None;
         self.stderr = None;
@@ -396,5 +389,21 @@ impl Transport for McpStdioTransport {
 impl Drop for McpStdioTransport {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stderr tail cut inside a multi-byte character starts at the next boundary.
+    #[test]
+    fn a_tail_cut_inside_a_character_does_not_panic() {
+        let text = "é".repeat(1500); // 3000 bytes: byte 1000 is inside a character
+        let tail = last_bytes(&text, 2001);
+        assert_eq!(tail.len(), 2000);
+        assert!(tail.chars().all(|c| c == 'é'));
+        assert_eq!(last_bytes("short", 2000), "short");
+        assert_eq!(last_bytes("日本語", 4), "語");
     }
 }

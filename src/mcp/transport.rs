@@ -11,6 +11,8 @@ use super::era::Era;
 pub enum TransportError {
     /// The deadline passed.
     Timeout,
+    /// A person pressed Ctrl-C while waiting.
+    Interrupted,
     /// The child process ended (stdio).
     Exited { status: String },
     /// The peer closed the stream.
@@ -29,6 +31,7 @@ impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TransportError::Timeout => f.write_str("timed out"),
+            TransportError::Interrupted => f.write_str("interrupted (Ctrl-C)"),
             TransportError::Exited { status } => write!(f, "the server process exited ({status})"),
             TransportError::Closed(what) => write!(f, "the server closed {what}"),
             TransportError::Http { status, body } if body.is_empty() => write!(f, "HTTP {status}"),

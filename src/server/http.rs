@@ -2,14 +2,18 @@
 //!
 //! A `TcpListener` and every connection are driven by one `poll(2)` loop; HTTP/1.1 framing
 //! is `ureq-proto`'s sans-IO server state machine (tiny_http would start an accept thread
-//! and a task pool). Requests are handled one at a time, in order, while other keep-alive
-//! connections wait; each connection has deadlines (a request must arrive whole within
-//! REQUEST_DEADLINE, an idle connection is closed after IDLE_DEADLINE), header size and
-//! body size are bounded, and open connections are capped.
+//! and a task pool). Every request passes one gate on its head alone, `Endpoint::admit`
+//! (framing and size, path, Origin, Host beyond loopback, the key, the method), before a
+//! byte of its body is read; a refused request is answered and its connection closed.
+//! Connections not yet admitted hold a small share of the slots and live briefly, so they
+//! cannot starve keyed clients; each address is capped; every connection has a write
+//! deadline, and a client that does not read gets no further request read. Requests are
+//! handled one at a time, in order. `Exchange` is one connection's HTTP driven by bytes
+//! alone, so the fuzz target runs the same path without a socket.
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -23,12 +27,6 @@ use crate::jsonrpc::{Message, code};
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
 use crate::mcp::era::Era;
 use crate::mcp::methods;
-
-const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
-const IDLE_DEADLINE: Duration = Duration::from_secs(60);
-const MAX_CONNECTIONS: usize = 64;
-const MAX_HEADER_BYTES: usize = 64 * 1024;
-const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// One HTTP answer.
 pub struct HttpReply {
@@ -132,6 +130,105 @@ pub struct Endpoint {
     pub server: McpServer,
     key: String,
     sessions: HashMap<String, Instant>,
+    /// Bound beyond loopback: `Host` must name an IP address, `localhost` or one of these.
+    host_check: Option<Vec<String>>,
+}
+
+/// Whether a `Host` header names an IP literal or `localhost` (with any port), or a name
+/// the operator allowed: what a DNS-rebinding page cannot send.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let host = host.trim().to_ascii_lowercase();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((v6, port)) if port.is_empty() || port.strip_prefix(':').is_some_and(is_port) => {
+                return v6.parse::<std::net::Ipv6Addr>().is_ok();
+            }
+            _ => return false,
+        }
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) if is_port(port) => name.to_string(),
+            Some(_) => return false,
+            None => host.clone(),
+        }
+    };
+    name.parse::<std::net::Ipv4Addr>().is_ok()
+        || name == "localhost"
+        || allowed.iter().any(|a| a.eq_ignore_ascii_case(&name))
+}
+
+fn is_port(p: &str) -> bool {
+    !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The token of an `Authorization` value whose scheme is Bearer (any case).
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim_start())
+}
+
+/// How a request's body is framed, from its head alone: `Err` is the refusal.
+fn framing(req: &Request<()>) -> Result<Option<u64>, HttpReply> {
+    let bad = |msg: &str| HttpReply::rpc_error(400, None, -32000, msg);
+    let lengths: Vec<&str> = req
+        .headers()
+        .get_all("content-length")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("x"))
+        .collect();
+    let codings: Vec<String> = req
+        .headers()
+        .get_all("transfer-encoding")
+        .iter()
+        .flat_map(|v| {
+            v.to_str()
+                .unwrap_or("?")
+                .split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if !codings.is_empty() && !lengths.is_empty() {
+        // Request smuggling behind a proxy: the two framings must never meet.
+        return Err(bad(
+            "Bad Request: Content-Length together with Transfer-Encoding",
+        ));
+    }
+    if !codings.is_empty() {
+        if codings != ["chunked"] {
+            return Err(HttpReply::rpc_error(
+                501,
+                None,
+                -32000,
+                "Not Implemented: the only transfer coding accepted is chunked",
+            ));
+        }
+        return Ok(None);
+    }
+    let mut length = None;
+    for l in lengths {
+        let n = match l.trim() {
+            t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => t
+                .parse::<u64>()
+                .map_err(|_| bad("Bad Request: Content-Length"))?,
+            _ => return Err(bad("Bad Request: Content-Length is not a number")),
+        };
+        if length.is_some_and(|m| m != n) {
+            return Err(bad("Bad Request: conflicting Content-Length headers"));
+        }
+        length = Some(n);
+    }
+    if length.is_some_and(|n| n > MCP_HTTP_MAX_BODY as u64) {
+        return Err(HttpReply::rpc_error(
+            413,
+            None,
+            -32000,
+            "Payload Too Large: over MCP_HTTP_MAX_BODY",
+        ));
+    }
+    Ok(length)
 }
 
 impl Endpoint {
@@ -140,35 +237,54 @@ impl Endpoint {
             server,
             key,
             sessions: HashMap::new(),
+            host_check: None,
         }
     }
 
-    pub fn answer(&mut self, req: &Request<()>, body: &[u8]) -> HttpReply {
+    /// Bound to `addr`: beyond loopback, `Host` is checked (names in `hosts` also pass).
+    pub fn bound_to(mut self, addr: std::net::SocketAddr, hosts: Vec<String>) -> Endpoint {
+        self.host_check = (!addr.ip().is_loopback()).then_some(hosts);
+        self
+    }
+
+    /// The gate every request passes on its head alone, before any body is read: framing
+    /// and size, path, Origin, Host (beyond loopback), the key, the method. `Err` is the
+    /// answer, after which the connection closes and the body is never buffered.
+    pub fn admit(&self, req: &Request<()>) -> Result<(), HttpReply> {
         let header = |name: &str| {
             req.headers()
                 .get(name)
                 .and_then(|v| v.to_str().ok())
                 .map(str::trim)
         };
+        framing(req)?;
         if req.uri().path() != "/mcp" {
-            return HttpReply::json(
+            return Err(HttpReply::json(
                 404,
                 &json!({"error": "not found: the MCP endpoint is /mcp"}),
-            );
+            ));
         }
         if let Some(origin) = header("origin")
             && !loopback_origin(origin)
         {
-            return HttpReply::rpc_error(
+            return Err(HttpReply::rpc_error(
                 403,
                 None,
                 -32000,
                 "Forbidden: the Origin is not a loopback origin",
-            );
+            ));
         }
-        let token = header("authorization")
-            .and_then(|a| a.strip_prefix("Bearer "))
-            .unwrap_or("");
+        if let Some(allowed) = &self.host_check
+            && !header("host").is_some_and(|h| host_allowed(h, allowed))
+        {
+            return Err(HttpReply::rpc_error(
+                403,
+                None,
+                -32000,
+                "Forbidden: the Host must be the server's IP address (or a name in TAI_MCP_HOSTS)",
+            ));
+        }
+        let token = header("authorization").and_then(bearer_token).unwrap_or("");
         if !same_secret(token.as_bytes(), self.key.as_bytes()) {
             let mut r = HttpReply::rpc_error(
                 401,
@@ -177,27 +293,10 @@ impl Endpoint {
                 "Unauthorized: send Authorization: Bearer KEY",
             );
             r.headers.push(("www-authenticate", "Bearer".into()));
-            return r;
+            return Err(r);
         }
-        let now = Instant::now();
-        let idle = self.server.idle;
-        self.sessions
-            .retain(|_, seen| now.duration_since(*seen) < idle);
-        let session = header("mcp-session-id").map(str::to_string);
         match req.method().as_str() {
-            "POST" => {}
-            "DELETE" => {
-                return match session {
-                    Some(s) if self.sessions.remove(&s).is_some() => HttpReply::empty(200),
-                    Some(_) => HttpReply::rpc_error(404, None, -32001, "Session not found"),
-                    None => HttpReply::rpc_error(
-                        400,
-                        None,
-                        -32000,
-                        "Bad Request: Mcp-Session-Id header is required",
-                    ),
-                };
-            }
+            "POST" | "DELETE" => Ok(()),
             _ => {
                 let mut r = HttpReply::rpc_error(
                     405,
@@ -206,8 +305,35 @@ impl Endpoint {
                     "Method not allowed: POST a JSON-RPC message",
                 );
                 r.headers.push(("allow", "POST, DELETE".into()));
-                return r;
+                Err(r)
             }
+        }
+    }
+
+    /// The answer to an admitted request and its whole body.
+    pub fn answer(&mut self, req: &Request<()>, body: &[u8]) -> HttpReply {
+        let header = |name: &str| {
+            req.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+        };
+        let now = Instant::now();
+        let idle = self.server.idle;
+        self.sessions
+            .retain(|_, seen| now.duration_since(*seen) < idle);
+        let session = header("mcp-session-id").map(str::to_string);
+        if req.method().as_str() == "DELETE" {
+            return match session {
+                Some(s) if self.sessions.remove(&s).is_some() => HttpReply::empty(200),
+                Some(_) => HttpReply::rpc_error(404, None, -32001, "Session not found"),
+                None => HttpReply::rpc_error(
+                    400,
+                    None,
+                    -32000,
+                    "Bad Request: Mcp-Session-Id header is required",
+                ),
+            };
         }
         let value: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
@@ -361,6 +487,82 @@ fn reply_json(status: u16, reply: Option<Message>) -> HttpReply {
     }
 }
 
+/// The server's limits. The defaults serve people; tests shorten the deadlines through
+/// `with_overrides` (`TAI_MCP_TEST_LIMITS`).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// A request must arrive whole within this.
+    pub request: Duration,
+    /// An admitted keep-alive connection with nothing to do is closed after this.
+    pub idle: Duration,
+    /// A connection with no admitted request yet lives this long from its accept.
+    pub unauthenticated: Duration,
+    /// Output waiting for a client that does not read: closed after this.
+    pub write: Duration,
+    /// A `subscriptions/listen` stream with no event is ended after this.
+    pub listen_idle: Duration,
+    /// A `:` comment on a listen stream this often.
+    pub keepalive: Duration,
+    pub max_connections: usize,
+    /// Connections not yet admitted hold at most this many slots (the oldest is evicted).
+    pub unauthenticated_slots: usize,
+    /// Connections from one address at most (its oldest unadmitted one is evicted first).
+    pub per_peer: usize,
+    /// No further request on a connection is read while this much output is unsent.
+    pub outbox: usize,
+    /// A listen stream whose unsent output passes this is closed.
+    pub listen_outbox: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            request: Duration::from_secs(10),
+            idle: Duration::from_secs(60),
+            unauthenticated: Duration::from_secs(5),
+            write: Duration::from_secs(10),
+            listen_idle: Duration::from_secs(600),
+            keepalive: Duration::from_secs(15),
+            max_connections: 64,
+            unauthenticated_slots: 16,
+            per_peer: 32,
+            outbox: 1024 * 1024,
+            listen_outbox: 64 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Deadlines from `name=MS,…` (request, idle, unauthenticated, write, listen_idle,
+    /// keepalive); unknown names and bad numbers are ignored.
+    pub fn with_overrides(mut self, spec: &str) -> Limits {
+        for (name, ms) in spec
+            .split(',')
+            .filter_map(|kv| kv.split_once('='))
+            .filter_map(|(k, v)| Some((k.trim(), v.trim().parse::<u64>().ok()?)))
+        {
+            let d = Duration::from_millis(ms);
+            match name {
+                "request" => self.request = d,
+                "idle" => self.idle = d,
+                "unauthenticated" => self.unauthenticated = d,
+                "write" => self.write = d,
+                "listen_idle" => self.listen_idle = d,
+                "keepalive" => self.keepalive = d,
+                _ => {}
+            }
+        }
+        self
+    }
+}
+
+/// How long a refused or finished connection may still send (discarded) before it is
+/// closed, so the answer reaches the client instead of a reset.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// Connections accepted per poll round: the earlier ones are read before more arrive.
+const ACCEPTS_PER_ROUND: usize = 16;
+
 /// A connection's place in the request/response cycle.
 enum Phase {
     Request(Reply<ureq_proto::server::state::RecvRequest>),
@@ -369,23 +571,254 @@ enum Phase {
         Box<Request<()>>,
         Vec<u8>,
     ),
-    /// A `subscriptions/listen` stream held open (chunked SSE), with its last write.
-    Listening(Reply<ureq_proto::server::state::SendBody>, Instant, Value),
-    /// Answered; close once the output is written.
+    /// A `subscriptions/listen` stream held open (chunked SSE).
+    Listening {
+        body: Reply<ureq_proto::server::state::SendBody>,
+        opened: Instant,
+        last_write: Instant,
+        id: Value,
+    },
+    /// Answered; what the client still sends is discarded until it closes.
     Closing,
+}
+
+/// One connection's HTTP, driven by bytes alone (no socket): the poll loop and the fuzz
+/// target share it. Requests are answered in order; a refused one closes the exchange
+/// without its body ever being buffered.
+pub struct Exchange {
+    input: Vec<u8>,
+    pub output: Vec<u8>,
+    phase: Phase,
+    /// A request here passed admission: the connection holds an authenticated slot.
+    pub admitted: bool,
+    /// When the request now arriving began, or the connection went idle.
+    since: Instant,
+    outbox: usize,
+}
+
+impl Exchange {
+    pub fn new(outbox: usize) -> Option<Exchange> {
+        Some(Exchange {
+            input: Vec::new(),
+            output: Vec::new(),
+            phase: Phase::Request(Reply::new().ok()?),
+            admitted: false,
+            since: Instant::now(),
+            outbox,
+        })
+    }
+
+    pub fn is_closing(&self) -> bool {
+        matches!(self.phase, Phase::Closing)
+    }
+
+    /// Whether a request is under way (its deadline runs) rather than the connection idle.
+    fn receiving(&self) -> bool {
+        match self.phase {
+            Phase::Body(..) => true,
+            Phase::Request(_) => !self.input.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// Take bytes from the client and answer whatever requests are now whole.
+    pub fn receive(&mut self, bytes: &[u8], endpoint: &mut Endpoint) {
+        if matches!(self.phase, Phase::Closing | Phase::Listening { .. }) {
+            return; // nothing more is read from a closing connection or a listen stream
+        }
+        if self.input.is_empty() && matches!(self.phase, Phase::Request(_)) {
+            self.since = Instant::now(); // a new request starts its deadline
+        }
+        self.input.extend_from_slice(bytes);
+        self.advance(endpoint);
+    }
+
+    /// Refuse: the answer, then close (no body is read).
+    fn refuse(&mut self, answer: &HttpReply) {
+        self.output.extend(close_response(answer));
+        self.input.clear();
+        self.phase = Phase::Closing;
+    }
+
+    /// Run the state machine over the buffered input, answering whole requests in order
+    /// while the unsent output stays under the outbox.
+    fn advance(&mut self, endpoint: &mut Endpoint) {
+        while self.output.len() < self.outbox {
+            let phase = std::mem::replace(&mut self.phase, Phase::Closing);
+            match phase {
+                Phase::Closing => return,
+                listening @ Phase::Listening { .. } => {
+                    self.input.clear();
+                    self.phase = listening;
+                    return;
+                }
+                Phase::Request(mut reply) => {
+                    let (used, req) = match reply.try_request(&self.input) {
+                        Ok((used, Some(req))) => (used, req),
+                        Ok((_, None)) => {
+                            if self.input.len() > MAX_HEADER_BYTES {
+                                self.output
+                                    .extend(status_only(431, "Request Header Fields Too Large"));
+                                self.input.clear();
+                                return;
+                            }
+                            self.phase = Phase::Request(reply);
+                            return;
+                        }
+                        Err(_) => {
+                            self.output.extend(status_only(400, "Bad Request"));
+                            self.input.clear();
+                            return;
+                        }
+                    };
+                    self.input.drain(..used);
+                    // The gate: decided on the head, before a byte of the body is read.
+                    if let Err(refusal) = endpoint.admit(&req) {
+                        self.refuse(&refusal);
+                        return;
+                    }
+                    self.admitted = true;
+                    match reply.proceed() {
+                        Some(RecvRequestResult::RecvBody(body)) => {
+                            self.phase = Phase::Body(body, Box::new(req), Vec::new())
+                        }
+                        Some(RecvRequestResult::Send100(s)) => {
+                            let mut out = [0u8; 256];
+                            match s.accept(&mut out) {
+                                Ok((n, body)) => {
+                                    self.output.extend_from_slice(&out[..n]);
+                                    self.phase = Phase::Body(body, Box::new(req), Vec::new());
+                                }
+                                Err(_) => return,
+                            }
+                        }
+                        Some(RecvRequestResult::ProvideResponse(provide)) => {
+                            let answer = endpoint.answer(&req, &[]);
+                            if !self.finish(provide, answer) {
+                                return;
+                            }
+                        }
+                        None => return,
+                    }
+                }
+                Phase::Body(mut body, req, mut got) => {
+                    let mut out = vec![0u8; 64 * 1024];
+                    loop {
+                        match body.read(&self.input, &mut out) {
+                            Ok((used, n)) => {
+                                self.input.drain(..used);
+                                got.extend_from_slice(&out[..n]);
+                                if got.len() > MCP_HTTP_MAX_BODY {
+                                    self.output.extend(status_only(413, "Payload Too Large"));
+                                    self.input.clear();
+                                    return;
+                                }
+                                if body.is_ended() || (used == 0 && n == 0) {
+                                    break;
+                                }
+                            }
+                            Err(_) => {
+                                self.output.extend(status_only(400, "Bad Request"));
+                                self.input.clear();
+                                return;
+                            }
+                        }
+                    }
+                    if !body.is_ended() {
+                        self.phase = Phase::Body(body, req, got);
+                        return;
+                    }
+                    let Ok(provide) = body.proceed() else { return };
+                    let answer = endpoint.answer(&req, &got);
+                    if !self.finish(provide, answer) {
+                        return;
+                    }
+                }
+            }
+            if self.input.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Encode an answer; set up for the next request on the same connection. `false` when
+    /// nothing more is to be read (a listen stream began, or the connection closes).
+    fn finish(
+        &mut self,
+        provide: Reply<ureq_proto::server::state::ProvideResponse>,
+        answer: HttpReply,
+    ) -> bool {
+        if let Some(id) = answer.listen.clone() {
+            let Some(SendResponseResult::SendBody(mut body)) = write_head(
+                provide,
+                answer.status,
+                &answer.headers,
+                None,
+                &mut self.output,
+            ) else {
+                return false;
+            };
+            if write_chunk(&mut body, &answer.body, &mut self.output) {
+                let now = Instant::now();
+                self.phase = Phase::Listening {
+                    body,
+                    opened: now,
+                    last_write: now,
+                    id,
+                };
+            }
+            return false;
+        }
+        let close = encode(provide, answer, &mut self.output);
+        self.since = Instant::now();
+        match (close, Reply::new().ok()) {
+            (false, Some(r)) => {
+                self.phase = Phase::Request(r);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// End a listen stream: its response, then the last chunk; the connection closes.
+    fn end_stream(&mut self) {
+        if let Phase::Listening { body, id, .. } = &mut self.phase {
+            let end = json!({"jsonrpc": "2.0", "id": id,
+                "result": {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": id}}});
+            write_chunk(
+                body,
+                format!("event: message\ndata: {end}\n\n").as_bytes(),
+                &mut self.output,
+            );
+            write_chunk(body, &[], &mut self.output);
+        }
+        self.phase = Phase::Closing;
+    }
+}
+
+/// The server's request path from raw bytes, without a socket: each chunk through
+/// framing, admission and the endpoint; returns what would be written back (fuzzing).
+pub fn exchange_bytes(endpoint: &mut Endpoint, chunks: &[&[u8]]) -> Vec<u8> {
+    let Some(mut ex) = Exchange::new(Limits::default().outbox) else {
+        return Vec::new();
+    };
+    for c in chunks {
+        ex.receive(c, endpoint);
+    }
+    ex.output
 }
 
 struct Conn {
     stream: TcpStream,
-    input: Vec<u8>,
-    output: Vec<u8>,
-    phase: Phase,
-    /// When the request now arriving began (its deadline), or the connection went idle.
-    since: Instant,
-}
-
-fn new_reply() -> Option<Reply<ureq_proto::server::state::RecvRequest>> {
-    Reply::new().ok()
+    peer: IpAddr,
+    ex: Exchange,
+    accepted: Instant,
+    /// The poll round it was accepted in (not evicted before a round has read it).
+    round: u64,
+    /// Since when output has been waiting for the client to take it.
+    pending_since: Option<Instant>,
+    /// When the exchange closed and the write side was shut (input is drained meanwhile).
+    closed_at: Option<Instant>,
 }
 
 /// Encode `r` through the state machine into `out`; returns whether to close afterwards.
@@ -450,44 +883,129 @@ fn status_only(status: u16, msg: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// A whole response that ends the connection (a refusal made on the head alone).
+fn close_response(r: &HttpReply) -> Vec<u8> {
+    let reason = match r.status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        413 => "Payload Too Large",
+        501 => "Not Implemented",
+        _ => "Refused",
+    };
+    let mut head = format!(
+        "HTTP/1.1 {} {reason}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        r.status,
+        r.body.len()
+    );
+    for (k, v) in &r.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut out = head.into_bytes();
+    out.extend_from_slice(&r.body);
+    out
+}
+
+/// Make room for a connection from `peer`: over the per-peer cap, over the share of
+/// unadmitted connections, or over the total, the oldest unadmitted connection (of that
+/// peer first) is dropped — only one that has had a poll round to send its head, so a
+/// flood of new connections cannot push out a client before it was read. `false` when
+/// no room can be made.
+fn make_room(conns: &mut Vec<Conn>, peer: IpAddr, l: &Limits, round: u64) -> bool {
+    let evict = |conns: &mut Vec<Conn>, only: Option<IpAddr>| -> bool {
+        let oldest = conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.ex.admitted && c.round < round && only.is_none_or(|p| c.peer == p))
+            .min_by_key(|(_, c)| c.accepted)
+            .map(|(i, _)| i);
+        match oldest {
+            Some(i) => {
+                conns.remove(i);
+                true
+            }
+            None => false,
+        }
+    };
+    if conns.iter().filter(|c| c.peer == peer).count() >= l.per_peer && !evict(conns, Some(peer)) {
+        return false;
+    }
+    if conns.iter().filter(|c| !c.ex.admitted).count() >= l.unauthenticated_slots
+        && !evict(conns, None)
+    {
+        return false;
+    }
+    conns.len() < l.max_connections || evict(conns, None)
+}
+
+/// Whether a connection is past a deadline (or its listen stream fell behind).
+fn expired(c: &Conn, now: Instant, l: &Limits) -> bool {
+    let since = |t: Instant| now.duration_since(t);
+    if c.pending_since.is_some_and(|t| since(t) >= l.write) {
+        return true; // a client that does not read what it asked for
+    }
+    if let Some(t) = c.closed_at {
+        return since(t) >= CLOSE_GRACE;
+    }
+    if !c.ex.admitted && since(c.accepted) >= l.unauthenticated {
+        return true;
+    }
+    match &c.ex.phase {
+        Phase::Listening { .. } => c.ex.output.len() > l.listen_outbox,
+        // Closing with nothing left to write (the write side is shut on the next pump):
+        // bounded all the same.
+        Phase::Closing => since(c.ex.since) >= l.request,
+        _ if c.ex.receiving() => since(c.ex.since) >= l.request,
+        _ => since(c.ex.since) >= l.idle && c.ex.output.is_empty(),
+    }
+}
+
 /// Serve until SIGINT or SIGTERM.
-pub fn serve(endpoint: &mut Endpoint, listener: TcpListener) -> std::io::Result<()> {
+pub fn serve(
+    endpoint: &mut Endpoint,
+    listener: TcpListener,
+    limits: Limits,
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let mut conns: Vec<Conn> = Vec::new();
+    let mut round: u64 = 0;
     while !crate::sigint::interrupted() {
-        // Deadlines: a request that is not whole in time, or a connection idle too long.
         let now = Instant::now();
         for c in &mut conns {
-            // Listen streams stay open; a comment every KEEPALIVE keeps proxies from cutting them.
-            if let Phase::Listening(body, last, _) = &mut c.phase
-                && now.duration_since(*last) >= KEEPALIVE
+            if let Phase::Listening {
+                body,
+                opened,
+                last_write,
+                ..
+            } = &mut c.ex.phase
             {
-                write_chunk(body, b": keepalive\n\n", &mut c.output);
-                *last = now;
+                if now.duration_since(*opened) >= limits.listen_idle {
+                    c.ex.end_stream(); // idle too long: answered and closed
+                } else if now.duration_since(*last_write) >= limits.keepalive {
+                    // A comment keeps proxies from cutting the stream.
+                    write_chunk(body, b": keepalive\n\n", &mut c.ex.output);
+                    *last_write = now;
+                }
             }
+            note_pending(c, now);
         }
-        conns.retain(|c| {
-            if matches!(c.phase, Phase::Listening(..)) {
-                return true;
-            }
-            let waiting = matches!(c.phase, Phase::Body(..))
-                || (matches!(c.phase, Phase::Request(_)) && !c.input.is_empty());
-            let limit = if waiting {
-                REQUEST_DEADLINE
-            } else {
-                IDLE_DEADLINE
-            };
-            now.duration_since(c.since) < limit || !c.output.is_empty()
-        });
+        conns.retain(|c| !expired(c, now, &limits));
         let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
         for c in &conns {
-            let mut ev = PollFlags::POLLIN;
-            if !c.output.is_empty() {
+            let mut ev = PollFlags::empty();
+            // A client that does not take its answers sends no more requests meanwhile.
+            if c.ex.output.len() < limits.outbox || c.closed_at.is_some() {
+                ev |= PollFlags::POLLIN;
+            }
+            if !c.ex.output.is_empty() {
                 ev |= PollFlags::POLLOUT;
             }
             fds.push(PollFd::new(c.stream.as_fd(), ev));
         }
-        if poll(&mut fds, PollTimeout::from(250u16)).is_err() {
+        if poll(&mut fds, PollTimeout::from(100u16)).is_err() {
             continue; // EINTR: check the stop flag
         }
         let ready: Vec<bool> = fds
@@ -495,59 +1013,68 @@ pub fn serve(endpoint: &mut Endpoint, listener: TcpListener) -> std::io::Result<
             .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
             .collect();
         drop(fds);
-        // Connections accepted below were not polled this round.
-        let polled = conns.len();
-        if ready[0] {
-            while let Ok((stream, _)) = listener.accept() {
-                if conns.len() >= MAX_CONNECTIONS {
-                    let mut s = stream;
-                    let _ = s.write_all(&status_only(503, "Service Unavailable"));
-                    continue;
-                }
-                let _ = stream.set_nonblocking(true);
-                let _ = stream.set_nodelay(true);
-                if let Some(reply) = new_reply() {
-                    conns.push(Conn {
-                        stream,
-                        input: Vec::new(),
-                        output: Vec::new(),
-                        phase: Phase::Request(reply),
-                        since: Instant::now(),
-                    });
-                }
-            }
-        }
         let mut dead = Vec::new();
-        for (i, c) in conns.iter_mut().take(polled).enumerate() {
-            if !ready[i + 1] {
-                continue;
-            }
-            if !pump(c, endpoint) {
+        for (i, c) in conns.iter_mut().enumerate() {
+            if ready[i + 1] && !pump(c, endpoint) {
                 dead.push(i);
             }
         }
         for i in dead.into_iter().rev() {
             conns.remove(i);
         }
+        // New connections last, so the indices above matched the poll; a few per round,
+        // each read at once (a prompt client is admitted before any flood can evict it).
+        round += 1;
+        if ready[0] {
+            for _ in 0..ACCEPTS_PER_ROUND {
+                let Ok((stream, addr)) = listener.accept() else {
+                    break;
+                };
+                if !make_room(&mut conns, addr.ip(), &limits, round) {
+                    let mut s = stream;
+                    let _ = s.write_all(&status_only(503, "Service Unavailable"));
+                    continue;
+                }
+                let _ = stream.set_nonblocking(true);
+                let _ = stream.set_nodelay(true);
+                if let Some(ex) = Exchange::new(limits.outbox) {
+                    conns.push(Conn {
+                        stream,
+                        peer: addr.ip(),
+                        ex,
+                        accepted: Instant::now(),
+                        round,
+                        pending_since: None,
+                        closed_at: None,
+                    });
+                    if let Some(c) = conns.last_mut()
+                        && !pump(c, endpoint)
+                    {
+                        conns.pop();
+                    }
+                }
+            }
+        }
     }
     // Stopping: end each listen stream gracefully (its response, then the last chunk).
     for c in &mut conns {
-        if let Phase::Listening(body, _, id) = &mut c.phase {
+        if matches!(c.ex.phase, Phase::Listening { .. }) {
+            c.ex.end_stream();
             let _ = c.stream.set_nonblocking(false);
             let _ = c.stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let end = json!({"jsonrpc": "2.0", "id": id,
-                "result": {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": id}}});
-            let mut out = std::mem::take(&mut c.output);
-            write_chunk(
-                body,
-                format!("event: message\ndata: {end}\n\n").as_bytes(),
-                &mut out,
-            );
-            write_chunk(body, &[], &mut out);
-            let _ = c.stream.write_all(&out);
+            let _ = c.stream.write_all(&c.ex.output);
         }
     }
     Ok(())
+}
+
+/// Start or stop the write deadline as output waits or is all taken.
+fn note_pending(c: &mut Conn, now: Instant) {
+    match (c.ex.output.is_empty(), c.pending_since) {
+        (true, _) => c.pending_since = None,
+        (false, None) => c.pending_since = Some(now),
+        (false, Some(_)) => {}
+    }
 }
 
 enum Flushed {
@@ -559,11 +1086,11 @@ enum Flushed {
 
 /// Write as much pending output as the socket takes.
 fn flush(c: &mut Conn) -> Flushed {
-    while !c.output.is_empty() {
-        match c.stream.write(&c.output) {
+    while !c.ex.output.is_empty() {
+        match c.stream.write(&c.ex.output) {
             Ok(0) => return Flushed::Dead,
             Ok(n) => {
-                c.output.drain(..n);
+                c.ex.output.drain(..n);
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Flushed::Blocked,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -575,24 +1102,17 @@ fn flush(c: &mut Conn) -> Flushed {
 
 /// Move bytes for one ready connection; `false` when it is done.
 fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
-    // Write what is pending first.
-    match flush(c) {
-        Flushed::All => {}
-        Flushed::Blocked => return true,
-        Flushed::Dead => return false,
-    }
-    if matches!(c.phase, Phase::Closing) {
+    if matches!(flush(c), Flushed::Dead) {
         return false;
     }
     let mut buf = [0u8; 16 * 1024];
-    loop {
+    // Read while the client sends and there is room for its answers; each chunk goes
+    // through the exchange at once, so a refused request's body is never held.
+    while c.ex.output.len() < c.ex.outbox || c.closed_at.is_some() {
         match c.stream.read(&mut buf) {
             Ok(0) => return false,
             Ok(n) => {
-                if c.input.is_empty() && matches!(c.phase, Phase::Request(_)) {
-                    c.since = Instant::now(); // a new request starts its deadline
-                }
-                c.input.extend_from_slice(&buf[..n]);
+                c.ex.receive(&buf[..n], endpoint);
                 if n < buf.len() {
                     break;
                 }
@@ -602,133 +1122,19 @@ fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
             Err(_) => return false,
         }
     }
-    advance(c, endpoint);
-    // Flush the answer right away when the socket takes it.
+    // Output drained below the outbox: requests already read may go on.
+    c.ex.advance(endpoint);
     match flush(c) {
-        Flushed::All => {}
-        Flushed::Blocked => return true,
         Flushed::Dead => return false,
-    }
-    !matches!(c.phase, Phase::Closing)
-}
-
-/// Run the state machine over the buffered input, answering whole requests in order.
-fn advance(c: &mut Conn, endpoint: &mut Endpoint) {
-    loop {
-        let phase = std::mem::replace(&mut c.phase, Phase::Closing);
-        match phase {
-            Phase::Closing => return,
-            Phase::Listening(body, at, id) => {
-                // The client sends nothing more on a listen stream; anything it does is dropped.
-                c.input.clear();
-                c.phase = Phase::Listening(body, at, id);
-                return;
-            }
-            Phase::Request(mut reply) => {
-                let parsed = reply.try_request(&c.input);
-                let (used, req) = match parsed {
-                    Ok((used, Some(req))) => (used, req),
-                    Ok((_, None)) => {
-                        if c.input.len() > MAX_HEADER_BYTES {
-                            c.output
-                                .extend(status_only(431, "Request Header Fields Too Large"));
-                            return;
-                        }
-                        c.phase = Phase::Request(reply);
-                        return;
-                    }
-                    Err(_) => {
-                        c.output.extend(status_only(400, "Bad Request"));
-                        return;
-                    }
-                };
-                c.input.drain(..used);
-                let length = req
-                    .headers()
-                    .get("content-length")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.parse::<u64>().ok());
-                if length.is_some_and(|n| n > MCP_HTTP_MAX_BODY as u64) {
-                    // Refused before the body is read.
-                    c.output.extend(status_only(413, "Payload Too Large"));
-                    return;
-                }
-                match reply.proceed() {
-                    Some(RecvRequestResult::RecvBody(body)) => {
-                        c.phase = Phase::Body(body, Box::new(req), Vec::new())
-                    }
-                    Some(RecvRequestResult::Send100(s)) => {
-                        let mut out = [0u8; 256];
-                        match s.accept(&mut out) {
-                            Ok((n, body)) => {
-                                c.output.extend_from_slice(&out[..n]);
-                                c.phase = Phase::Body(body, Box::new(req), Vec::new());
-                            }
-                            Err(_) => return,
-                        }
-                    }
-                    Some(RecvRequestResult::ProvideResponse(provide)) => {
-                        let answer = endpoint.answer(&req, &[]);
-                        if !finish(c, provide, answer) {
-                            return;
-                        }
-                    }
-                    None => return,
-                }
-            }
-            Phase::Body(mut body, req, mut got) => {
-                let mut out = vec![0u8; 64 * 1024];
-                loop {
-                    match body.read(&c.input, &mut out) {
-                        Ok((used, n)) => {
-                            c.input.drain(..used);
-                            got.extend_from_slice(&out[..n]);
-                            if got.len() > MCP_HTTP_MAX_BODY {
-                                c.output.extend(status_only(413, "Payload Too Large"));
-                                return;
-                            }
-                            if body.is_ended() || (used == 0 && n == 0) {
-                                break;
-                            }
-                        }
-                        Err(_) => {
-                            c.output.extend(status_only(400, "Bad Request"));
-                            return;
-                        }
-                    }
-                }
-                if !body.is_ended() {
-                    c.phase = Phase::Body(body, req, got);
-                    return;
-                }
-                let Ok(provide) = body.proceed() else { return };
-                let answer = endpoint.answer(&req, &got);
-                if !finish(c, provide, answer) {
-                    return;
-                }
-            }
+        Flushed::Blocked => {}
+        Flushed::All if c.ex.is_closing() && c.closed_at.is_none() => {
+            // Answered for good: no more writes; reads are drained until the grace ends.
+            let _ = c.stream.shutdown(std::net::Shutdown::Write);
+            c.closed_at = Some(Instant::now());
         }
-        if c.input.is_empty() {
-            return;
-        }
+        Flushed::All => {}
     }
-}
-
-/// Start a listen stream: headers (no length: chunked) and the first event.
-fn open_stream(
-    c: &mut Conn,
-    provide: Reply<ureq_proto::server::state::ProvideResponse>,
-    answer: HttpReply,
-) -> bool {
-    let Some(SendResponseResult::SendBody(mut body)) =
-        write_head(provide, answer.status, &answer.headers, None, &mut c.output)
-    else {
-        return false;
-    };
-    if !write_chunk(&mut body, &answer.body, &mut c.output) {
-        return false;
-    }
-    c.phase = Phase::Listening(body, Instant::now(), answer.listen.unwrap_or(Value::Null));
+    note_pending(c, Instant::now());
     true
 }
 
@@ -745,28 +1151,6 @@ fn write_chunk(
             true
         }
         Err(_) => false,
-    }
-}
-
-/// Encode an answer; set up for the next request on the same connection.
-fn finish(
-    c: &mut Conn,
-    provide: Reply<ureq_proto::server::state::ProvideResponse>,
-    answer: HttpReply,
-) -> bool {
-    if answer.listen.is_some() {
-        // The connection now carries the stream (or closes if it could not start).
-        open_stream(c, provide, answer);
-        return false;
-    }
-    let close = encode(provide, answer, &mut c.output);
-    c.since = Instant::now();
-    match (close, new_reply()) {
-        (false, Some(r)) => {
-            c.phase = Phase::Request(r);
-            true
-        }
-        _ => false,
     }
 }
 
@@ -804,5 +1188,85 @@ mod tests {
             Some("Hello, 世界")
         );
         assert_eq!(decode_header("plain").as_deref(), Some("plain"));
+    }
+
+    #[test]
+    fn hosts_schemes_and_limits() {
+        let names = vec!["mcp.example".to_string()];
+        for ok in [
+            "127.0.0.1",
+            "10.0.0.7:8765",
+            "[::1]",
+            "[fe80::1]:80",
+            "localhost:8765",
+            "MCP.example:443",
+        ] {
+            assert!(host_allowed(ok, &names), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8765",
+            "127.0.0.1.evil.example",
+            "[::1",
+            "[nothex]",
+            "10.0.0.7:http",
+            "",
+        ] {
+            assert!(!host_allowed(bad, &names), "{bad}");
+        }
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER  abc"), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("abc"), None);
+        let l = Limits::default().with_overrides("write=300, listen_idle=5,bogus=1,idle=x");
+        assert_eq!(
+            (l.write, l.listen_idle, l.idle),
+            (
+                Duration::from_millis(300),
+                Duration::from_millis(5),
+                Limits::default().idle
+            )
+        );
+    }
+
+    fn head(extra: &[(&str, &str)]) -> Request<()> {
+        let mut b = Request::builder().method("POST").uri("/mcp");
+        for (k, v) in extra {
+            b = b.header(*k, *v);
+        }
+        b.body(()).unwrap()
+    }
+
+    #[test]
+    fn framing_is_decided_on_the_head() {
+        let status = |h: &[(&str, &str)]| framing(&head(h)).map_err(|r| r.status);
+        assert_eq!(status(&[]), Ok(None));
+        assert_eq!(status(&[("content-length", "12")]), Ok(Some(12)));
+        assert_eq!(status(&[("transfer-encoding", "chunked")]), Ok(None));
+        assert_eq!(status(&[("transfer-encoding", "Chunked")]), Ok(None));
+        assert_eq!(
+            status(&[("content-length", "5"), ("transfer-encoding", "chunked")]),
+            Err(400)
+        );
+        assert_eq!(status(&[("transfer-encoding", "xchunked")]), Err(501));
+        assert_eq!(status(&[("transfer-encoding", "gzip, chunked")]), Err(501));
+        assert_eq!(
+            status(&[
+                ("transfer-encoding", "chunked"),
+                ("transfer-encoding", "chunked")
+            ]),
+            Err(501)
+        );
+        assert_eq!(status(&[("content-length", "+5")]), Err(400));
+        assert_eq!(
+            status(&[("content-length", "5"), ("content-length", "5")]),
+            Ok(Some(5))
+        );
+        assert_eq!(
+            status(&[("content-length", "5"), ("content-length", "6")]),
+            Err(400)
+        );
+        assert_eq!(status(&[("content-length", "99999999999")]), Err(413));
     }
 }

@@ -64,6 +64,8 @@ pub struct McpServer {
     pub idle: Duration,
     /// `--serve-tools LIST`: only these are listed and callable (`None`: all).
     pub serve_only: Option<Vec<String>>,
+    /// One served `chat` turn, all its steps (MCP_CHAT_TIMEOUT; tests shorten it).
+    pub chat_timeout: Duration,
 }
 
 /// Native tools that are not served: `mcp_call` would route a network client to a
@@ -144,6 +146,7 @@ impl McpServer {
             conversations: HashMap::new(),
             idle: MCP_SESSION_IDLE,
             serve_only: None,
+            chat_timeout: MCP_CHAT_TIMEOUT,
         }
     }
 
@@ -354,6 +357,7 @@ impl McpServer {
             config,
             conversations,
             idle,
+            chat_timeout,
             ..
         } = self;
         let config = config.clone();
@@ -369,7 +373,16 @@ impl McpServer {
                 .take()
                 .unwrap_or_else(|| Err("the model client was already used".into()));
             match name {
-                CHAT => chat(ctx, conversations, *idle, client, a, era, session),
+                CHAT => chat(
+                    ctx,
+                    conversations,
+                    *idle,
+                    *chat_timeout,
+                    client,
+                    a,
+                    era,
+                    session,
+                ),
                 _ => completions(client, a),
             }
         };
@@ -413,17 +426,19 @@ impl McpServer {
             &self.config.base_url,
             &model,
             key,
-            MCP_CHAT_TIMEOUT,
+            self.chat_timeout,
         ))
     }
 }
 
 /// `chat`: a full agent turn in capture mode on the conversation's own history. Its tool
 /// calls pass the gate as the model's (enablement, the stored list and pins hold).
+#[allow(clippy::too_many_arguments)]
 fn chat(
     ctx: &mut ToolContext<'_>,
     conversations: &mut HashMap<String, Conversation>,
     idle: Duration,
+    chat_timeout: Duration,
     client: Result<ChatClient, String>,
     args: &Map<String, Value>,
     era: Era,
@@ -444,8 +459,14 @@ fn chat(
         (None, Era::Legacy, Some(s)) => format!("session-{s}"),
         _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
     };
+    // One deadline for the whole turn: checked between steps, passed into every model
+    // request, and honoured by every tool call inside it (they stop as on Ctrl-C).
+    let deadline = Instant::now() + chat_timeout;
     let chat = match client {
-        Ok(c) => c,
+        Ok(mut c) => {
+            c.until = Some(deadline);
+            c
+        }
         Err(e) => return ToolOutput::error(e),
     };
     let mut agent = Agent::new(&chat);
@@ -461,7 +482,19 @@ fn chat(
         .unwrap_or_default();
     let mut ui = Capture::default();
     let message = tools::arg_str(args, "message");
-    let r = agent.run_turn(ctx, message, &mut ui, &|| false);
+    let stop = crate::sigint::stop_at(deadline);
+    let r = agent.run_turn(ctx, message, &mut ui, &crate::sigint::interrupted);
+    let out_of_time = crate::sigint::deadline_passed();
+    drop(stop);
+    let r = r.map(|mut r| {
+        if out_of_time {
+            r.stopped = Some(format!(
+                "deadline: the turn ran out of its {} ms (MCP_CHAT_TIMEOUT)",
+                chat_timeout.as_millis()
+            ));
+        }
+        r
+    });
     conversations.insert(
         handle.clone(),
         Conversation {

@@ -1,15 +1,12 @@
 //! The `shell` tool: `sh -c COMMAND` in its own process group, output captured through
-//! `poll(2)` under a deadline and a cap, the group killed on timeout.
+//! `poll(2)` under one deadline for the whole run and a cap; on timeout or Ctrl-C the
+//! command and what it left behind are stopped through `crate::child`.
 
 use std::io::Read;
 use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
@@ -33,6 +30,8 @@ pub struct Captured {
     pub stdout: String,
     pub stderr: String,
     pub timed_out: bool,
+    /// Stopped by Ctrl-C.
+    pub interrupted: bool,
     pub dropped: usize,
 }
 
@@ -42,38 +41,40 @@ fn keep(buf: &mut Vec<u8>, data: &[u8], dropped: &mut usize) {
     *dropped += data.len().saturating_sub(room);
 }
 
-/// Run `sh -c command` with a deadline, reading both streams as they come. `env` is the
-/// child's whole environment (`crate::child_env::for_shell`).
+/// How long a stopped command has between SIGTERM and SIGKILL.
+const STOP_GRACE: Duration = Duration::from_millis(1000);
+
+/// Run `sh -c command` with a deadline over the whole run (output and exit alike),
+/// reading both streams as they come. Ctrl-C (`interrupted`) stops it like the deadline
+/// does: SIGTERM to its group and what it left behind, then SIGKILL after a grace. `env`
+/// is the child's whole environment (`crate::child_env::for_shell`).
 pub fn run(
     command: &str,
     cwd: Option<&str>,
     timeout: Duration,
     env: &[(String, String)],
+    interrupted: &dyn Fn() -> bool,
 ) -> Result<Captured, String> {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(d) = cwd {
-        cmd.current_dir(d);
-    }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run sh: {e}"))?;
+    let args = ["-c".to_string(), command.to_string()];
+    let mut child = crate::child::start(&crate::child::Launch {
+        program: "sh",
+        args: &args,
+        env: crate::child::ChildEnv::Exactly(env),
+        cwd: cwd.map(std::path::Path::new),
+        stdin: false,
+    })
+    .map_err(|e| format!("cannot run sh: {e}"))?;
     let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
     let (mut obuf, mut ebuf, mut dropped) = (Vec::new(), Vec::new(), 0usize);
     let deadline = Instant::now() + timeout;
-    let mut timed_out = false;
     let mut chunk = [0u8; 16 * 1024];
+    let mut stopped_early = false;
     while out.is_some() || err.is_some() {
         let Some(left) = deadline
             .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
+            .filter(|d| !d.is_zero() && !interrupted())
         else {
-            timed_out = true;
+            stopped_early = true;
             break;
         };
         let mut fds = Vec::new();
@@ -83,9 +84,10 @@ pub fn run(
         if let Some(e) = &err {
             fds.push(PollFd::new(e.as_fd(), PollFlags::POLLIN));
         }
-        let ms = left.as_millis().clamp(1, u16::MAX as u128) as u16;
+        // Short rounds, so Ctrl-C is seen even when no signal interrupts the poll.
+        let ms = left.as_millis().clamp(1, 250) as u16;
         if poll(&mut fds, PollTimeout::from(ms)).is_err() {
-            continue; // EINTR: look at the clock again
+            continue; // EINTR: look at the clock and the flag again
         }
         let ready: Vec<bool> = fds
             .iter()
@@ -109,18 +111,25 @@ pub fn run(
             }
         }
     }
-    let pgid = Pid::from_raw(child.id() as i32);
-    if timed_out {
-        let _ = killpg(pgid, Signal::SIGTERM);
-        crate::clock::sleep(Duration::from_millis(200));
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
-    let status = child.wait().map_err(|e| e.to_string())?.code();
+    // The pipes are closed (or time is up): the exit is waited for by the same deadline.
+    let status = match stopped_early {
+        false => crate::child::wait_until(&mut child, deadline, interrupted),
+        true => None,
+    };
+    let status = match status {
+        Some(s) => Some(s),
+        None => {
+            stopped_early = true;
+            crate::child::stop(&mut child, STOP_GRACE)
+        }
+    };
+    let was_interrupted = stopped_early && interrupted();
     Ok(Captured {
-        status,
+        status: status.and_then(|s| s.code()),
         stdout: String::from_utf8_lossy(&obuf).into_owned(),
         stderr: String::from_utf8_lossy(&ebuf).into_owned(),
-        timed_out,
+        timed_out: stopped_early && !was_interrupted,
+        interrupted: was_interrupted,
         dropped,
     })
 }
@@ -155,12 +164,19 @@ impl NativeTool for Shell {
             args.get("cwd").and_then(Value::as_str),
             Duration::from_secs(secs),
             &child_env(ctx),
+            &crate::sigint::interrupted,
         ) {
             Ok(c) => c,
             Err(e) => return ToolOutput::error(e),
         };
         let mut text = String::new();
-        if c.timed_out {
+        if c.interrupted {
+            text.push_str(if crate::sigint::deadline_passed() {
+                "the turn's deadline passed; the command was stopped\n"
+            } else {
+                "interrupted (Ctrl-C); the command was stopped\n"
+            });
+        } else if c.timed_out {
             text.push_str(&format!(
                 "timed out after {secs}s; the command was killed\n"
             ));
@@ -186,7 +202,7 @@ impl NativeTool for Shell {
         }
         ToolOutput {
             text,
-            is_error: c.timed_out || c.status != Some(0),
+            is_error: c.timed_out || c.interrupted || c.status != Some(0),
         }
     }
 }
@@ -225,11 +241,13 @@ mod tests {
     #[test]
     fn capture_timeout_and_cap() {
         let env = crate::child_env::parent();
+        let never = || false;
         let c = run(
             "echo out; echo err >&2; exit 3",
             None,
             Duration::from_secs(5),
             &env,
+            &never,
         )
         .unwrap();
         assert_eq!(
@@ -237,18 +255,47 @@ mod tests {
             (Some(3), "out\n", "err\n", false)
         );
         let t0 = Instant::now();
-        let c = run("sleep 5", None, Duration::from_millis(300), &env).unwrap();
+        let c = run("sleep 5", None, Duration::from_millis(300), &env, &never).unwrap();
         assert!(c.timed_out && t0.elapsed() < Duration::from_secs(3));
         let c = run(
             "head -c 300000 /dev/zero",
             None,
             Duration::from_secs(5),
             &env,
+            &never,
         )
         .unwrap();
         assert_eq!(
             (c.stdout.len(), c.dropped),
             (OUTPUT_CAP, 300_000 - OUTPUT_CAP)
         );
+    }
+
+    /// A command whose pipes close while it keeps running (a background job holding no
+    /// pipe, waited for) ends at its deadline, not when the job does.
+    #[test]
+    fn the_deadline_covers_waiting_after_the_pipes_close() {
+        let never = || false;
+        let t0 = Instant::now();
+        let c = run(
+            "sleep 30 >/dev/null 2>&1 & exec >/dev/null 2>&1; wait",
+            None,
+            Duration::from_millis(500),
+            &crate::child_env::parent(),
+            &never,
+        )
+        .unwrap();
+        assert!(c.timed_out, "{:?}", c.status);
+        assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_command() {
+        let t0 = Instant::now();
+        let asked = || t0.elapsed() > Duration::from_millis(300);
+        let env = crate::child_env::parent();
+        let c = run("sleep 30", None, Duration::from_secs(60), &env, &asked).unwrap();
+        assert!(c.interrupted && !c.timed_out);
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     }
 }

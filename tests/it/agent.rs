@@ -178,7 +178,7 @@ fn ctrl_c_stops_the_turn_and_continue_resumes() {
     // Interrupt while the slow answer streams (not before tai has even asked).
     model.interrupt_while_answering(&child, 1);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(130));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("interrupted"),
         "{out:?}"

@@ -381,7 +381,7 @@ fn no_child_outlives_tai() {
     // Interrupt while the second (slow) answer streams, after the bridged call.
     model.interrupt_while_answering(&child, 2);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(130));
     for pid in stub_log(&log).iter().filter_map(|l| l["pid"].as_u64()) {
         assert_eq!(wait_gone(pid as u32), None, "stub {pid} outlived Ctrl-C");
     }

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use crate::support::{Tai, free_port, sample_threads};
 
-const KEY: &str = "test-key-0123456789";
+pub(crate) const KEY: &str = "test-key-0123456789";
 
-struct Served {
-    child: std::process::Child,
-    port: u16,
+pub(crate) struct Served {
+    pub(crate) child: std::process::Child,
+    pub(crate) port: u16,
 }
 
 impl Drop for Served {
@@ -27,7 +27,7 @@ impl Drop for Served {
     }
 }
 
-fn serve(t: &Tai) -> Served {
+pub(crate) fn serve(t: &Tai) -> Served {
     let port = free_port();
     let child = t
         .cmd(&["--serve-mcp", KEY, "--mcp-port", &port.to_string()])
@@ -44,7 +44,12 @@ fn serve(t: &Tai) -> Served {
 }
 
 /// One raw request on its own connection: (status, headers, body).
-fn raw(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+pub(crate) fn raw(
+    port: u16,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut req = format!(
@@ -68,8 +73,8 @@ fn raw(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, S
     (status, head.to_lowercase(), body.to_string())
 }
 
-const AUTH: (&str, &str) = ("authorization", "Bearer test-key-0123456789");
-const CT: (&str, &str) = ("content-type", "application/json");
+pub(crate) const AUTH: (&str, &str) = ("authorization", "Bearer test-key-0123456789");
+pub(crate) const CT: (&str, &str) = ("content-type", "application/json");
 
 fn code(body: &str) -> i64 {
     serde_json::from_str::<Value>(body)
