@@ -77,8 +77,8 @@ pub fn config(data: &[u8]) {
     };
     let _ = normalize(text, false);
     let _ = normalize(text, true);
-    let env = |k: &str| (k.len() % 2 == 0).then(|| format!("v-{k}"));
-    let secret = |k: &str| (k.len() % 3 == 0).then(|| format!("s-{k}"));
+    let env = |k: &str| k.len().is_multiple_of(2).then(|| format!("v-{k}"));
+    let secret = |k: &str| k.len().is_multiple_of(3).then(|| format!("s-{k}"));
     let out = expand(
         text,
         &Sources {
