@@ -77,8 +77,8 @@ pub fn config(data: &[u8]) {
     };
     let _ = normalize(text, false);
     let _ = normalize(text, true);
-    let env = |k: &str| (k.len() % 2 == 0).then(|| format!("v-{k}"));
-    let secret = |k: &str| (k.len() % 3 == 0).then(|| format!("s-{k}"));
+    let env = |k: &str| k.len().is_multiple_of(2).then(|| format!("v-{k}"));
+    let secret = |k: &str| k.len().is_multiple_of(3).then(|| format!("s-{k}"));
     let out = expand(
         text,
         &Sources {
@@ -144,8 +144,13 @@ thread_local! {
 
 /// One endpoint for the whole run: a vault in a temp dir, no model, sessions that expire
 /// at once (so state cannot pile up across inputs).
+/// Where the fuzzed server keeps its vault (the smoke removes it when done).
+pub fn scratch_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("tai-fuzz-{}", std::process::id()))
+}
+
 fn endpoint() -> tai::server::http::Endpoint {
-    let dir = std::env::temp_dir().join(format!("tai-fuzz-{}", std::process::id()));
+    let dir = scratch_dir();
     let env = {
         let dir = dir.clone();
         move |k: &str| match k {

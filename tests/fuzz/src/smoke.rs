@@ -106,4 +106,5 @@ fn main() {
             seeds.len()
         );
     }
+    let _ = std::fs::remove_dir_all(tai_fuzz::scratch_dir());
 }
