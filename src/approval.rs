@@ -6,7 +6,7 @@
 //! again. Every question and detail is shown through `sanitize`, so a command or argument
 //! carrying `\r` or ANSI escapes cannot redraw the screen a person is deciding on.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 
 use crate::config::Approval;
 use crate::sanitize;
@@ -102,19 +102,43 @@ fn open_tty() -> std::io::Result<std::fs::File> {
         .open("/dev/tty")
 }
 
-/// Write `text` (already sanitized) to the terminal and read one answer line.
+/// Write `text` (already sanitized) to the terminal and read one answer line. The read
+/// waits in short `poll(2)` rounds, so a Ctrl-C (which sets the flag; a blocking read
+/// would be restarted) ends the question as a refusal.
 fn prompt_tty(text: &str) -> Result<Option<String>, String> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
     let Ok(tty) = open_tty() else {
         return Ok(None);
     };
     let mut out = &tty;
     let _ = write!(out, "{text}");
     let _ = out.flush();
-    let mut line = String::new();
-    BufReader::new(&tty)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    Ok(Some(line))
+    let mut line = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        if crate::sigint::interrupted() {
+            let _ = writeln!(out);
+            return Err("interrupted (Ctrl-C): not approved".into());
+        }
+        let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(250u16)) {
+            Ok(0) | Err(_) => continue, // the clock or a signal: look at the flag again
+            Ok(_) => {}
+        }
+        match nix::unistd::read(tty.as_fd(), &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                line.extend_from_slice(&buf[..n]);
+                if line.contains(&b'\n') {
+                    break;
+                }
+            }
+            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(Some(String::from_utf8_lossy(&line).into_owned()))
 }
 
 /// The whole approval screen: the detail (multi-line, whole) and the question (one line),

@@ -109,8 +109,13 @@ Environment:
   TAI_HOME TAI_CONFIG TAI_PROFILE TAI_BASE_URL TAI_MODEL TAI_API_KEY TAI_VAULT_PASSPHRASE
   TAI_REGISTRY_URL TAI_GITHUB_API_URL TAI_GITHUB_RAW_URL TAI_GLAMA_URL GITHUB_TOKEN
                     (the GitHub URL resolver; see `tai mcp resolve --help`)
-  TAI_MCP_KEY TAI_MCP_PORT TAI_MCP_BIND TAI_MCP_SESSION_IDLE
-                    (serving MCP; see `tai help serve`)
+  TAI_MCP_KEY TAI_MCP_PORT TAI_MCP_BIND TAI_MCP_SESSION_IDLE TAI_MCP_HOSTS
+                    (serving MCP; see `tai help serve`; TAI_MCP_HOSTS: host names accepted
+                    beyond loopback, comma-separated)
+  TAI_MCP_CHAT_TIMEOUT_MS TAI_MCP_TEST_LIMITS
+                    (shorter serving limits, for tests)
+  TAI_CHILD         set by tai in every child's environment: marks what it started, so
+                    what a child leaves behind is ended with it
   TAI_OAUTH_BROWSER TAI_OAUTH_CLIENT_ID TAI_OAUTH_CLIENT_SECRET TAI_OAUTH_CLIENT_METADATA_URL
                     (servers behind OAuth; see `tai mcp login --help`)
   CODEX_HOME        where `tai mcp import codex` looks (else ~/.codex)
