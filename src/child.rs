@@ -337,6 +337,12 @@ mod tests {
             .get(&(child.id() as i32))
             .cloned()
             .unwrap();
+        // (read until the grandchild's exec has settled: /proc shows no environment
+        // for a moment while a process execs)
+        let settled = Instant::now() + Duration::from_secs(3);
+        while !carries(grandchild, &mark) && Instant::now() < settled {
+            crate::clock::sleep(Duration::from_millis(20));
+        }
         assert!(carries(grandchild, &mark));
         assert!(!carries(grandchild, &format!("{mark}0")));
         let t0 = Instant::now();

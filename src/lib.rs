@@ -20,6 +20,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod base64;
 pub mod bridge;
 pub mod chat;
 pub mod child;

@@ -85,23 +85,19 @@ fn forms(value: &str) -> Vec<String> {
 /// The base64 text that stands for `value` wherever it sits in a longer encoded text:
 /// for each alignment, the groups that hold only the value's bits.
 fn base64_forms(value: &[u8]) -> Vec<String> {
-    const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    use crate::base64::{Alphabet, encode};
     let mut out = Vec::new();
     for shift in 0..3usize {
         let mut bytes = vec![0u8; shift];
         bytes.extend_from_slice(value);
+        // Whole groups only: a partial last group depends on what follows the value.
         let whole = bytes.len() / 3 * 3;
-        let mut text = String::new();
-        for g in bytes[..whole].chunks(3) {
-            let n = (g[0] as u32) << 16 | (g[1] as u32) << 8 | g[2] as u32;
-            for k in (0..4).rev() {
-                text.push(STD[(n >> (6 * k) & 63) as usize] as char);
-            }
-        }
         // The first group mixes in the zeros of the alignment.
-        let core = if shift == 0 { text } else { text.get(4..).unwrap_or("").to_string() };
-        out.push(core.replace('+', "-").replace('/', "_"));
-        out.push(core);
+        let skip = if shift == 0 { 0 } else { 4 };
+        for alphabet in [Alphabet::Url, Alphabet::Standard] {
+            let text = encode(&bytes[..whole], alphabet, false);
+            out.push(text.get(skip..).unwrap_or("").to_string());
+        }
     }
     out
 }
