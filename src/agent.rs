@@ -227,7 +227,8 @@ impl<'a> Agent<'a> {
                 if interrupted() {
                     // Ctrl-C stopped an earlier call of this step: the rest are not run, but
                     // each call still gets its answer so the conversation stays valid.
-                    self.history.push(json!({"role": "tool", "tool_call_id": call.id,
+                    self.history
+                        .push(json!({"role": "tool", "tool_call_id": call.id,
                         "content": "not run: the user interrupted the turn (Ctrl-C)"}));
                     continue;
                 }
@@ -243,7 +244,9 @@ impl<'a> Agent<'a> {
             }
             if interrupted() {
                 result.stopped = Some("interrupted".into());
-                ui.note("interrupted (Ctrl-C): the tool call was stopped; the conversation is kept");
+                ui.note(
+                    "interrupted (Ctrl-C): the tool call was stopped; the conversation is kept",
+                );
                 return Ok(result);
             }
         }

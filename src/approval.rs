@@ -181,7 +181,6 @@ impl Approver for TerminalApprover {
         self.decide(key, what, detail, true)
     }
 
-
     fn ask(&mut self, question: &str) -> Result<String, String> {
         let text = format!("\n{}\n> ", sanitize::block(question));
         match prompt_tty(&text)? {

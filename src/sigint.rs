@@ -88,7 +88,10 @@ pub fn interrupted() -> bool {
 
 /// Whether a deadline set with `stop_at` has passed.
 pub fn deadline_passed() -> bool {
-    passed(STOP_AT.load(Ordering::SeqCst), ms_since_base(Instant::now()))
+    passed(
+        STOP_AT.load(Ordering::SeqCst),
+        ms_since_base(Instant::now()),
+    )
 }
 
 /// Whether a deadline `at` (as stored; 0 is none) has passed at `now`.

@@ -311,7 +311,12 @@ pub fn handle(s: &Script, st: &mut State, msg: &Value) -> Action {
             }
             let wrap = |r: Value| if modern { modern_extras(r) } else { r };
             if method == "tools/list" && s.fail_list {
-                return Action::Reply(vec![error(&id, -32603, "the tool list is unavailable", None)]);
+                return Action::Reply(vec![error(
+                    &id,
+                    -32603,
+                    "the tool list is unavailable",
+                    None,
+                )]);
             }
             if method == "tools/list" {
                 let all = tools(s, st);

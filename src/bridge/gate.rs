@@ -130,7 +130,9 @@ pub fn call(
     };
     let (output, outcome, record) = match result {
         // Stopped by Ctrl-C (or a served turn's deadline): audited as such.
-        Ok((out, "tool-error" | "protocol-error")) if out.is_error && crate::sigint::interrupted() => {
+        Ok((out, "tool-error" | "protocol-error"))
+            if out.is_error && crate::sigint::interrupted() =>
+        {
             finish(ctx, &shown_name, out, "interrupted")
         }
         Ok((out, outcome)) => finish(ctx, &shown_name, out, outcome),
@@ -512,7 +514,9 @@ fn ask(
     let decision = if offer_remember {
         ctx.approver.approve_or_remember(key, what, &detail)
     } else {
-        ctx.approver.approve_keyed(key, what, &detail).map(|ok| (ok, false))
+        ctx.approver
+            .approve_keyed(key, what, &detail)
+            .map(|ok| (ok, false))
     };
     match decision {
         Ok((true, remember)) => Ok(remember),

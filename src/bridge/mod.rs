@@ -207,15 +207,18 @@ impl Bridge {
             self.oauth_interaction,
             env,
         );
-        let mut client =
-            McpClient::connect_with(&resolved.spec, entry.protocol, entry.options.timeouts(self.timeouts), oauth).map_err(
-                |e| {
-                    let text = store
-                        .redact(&e.to_string())
-                        .unwrap_or_else(|_| "the server could not be started".into());
-                    (text, "protocol-error")
-                },
-            )?;
+        let mut client = McpClient::connect_with(
+            &resolved.spec,
+            entry.protocol,
+            entry.options.timeouts(self.timeouts),
+            oauth,
+        )
+        .map_err(|e| {
+            let text = store
+                .redact(&e.to_string())
+                .unwrap_or_else(|_| "the server could not be started".into());
+            (text, "protocol-error")
+        })?;
         crate::mcp::oauth::vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
         self.recheck(store, server)

@@ -212,9 +212,13 @@ fn refuse_own_secrets_outside_env(entry: &Entry) -> Result<(), String> {
     let names_in = |text: &str, allow_github: bool| -> Option<&'static str> {
         crate::child_env::WITHHELD_NAMES.iter().copied().find(|n| {
             !(allow_github && *n == "GITHUB_TOKEN")
-                && [format!("${{{n}}}"), format!("${{{n}:-"), format!("${{env:{n}}}")]
-                    .iter()
-                    .any(|r| text.contains(r.as_str()))
+                && [
+                    format!("${{{n}}}"),
+                    format!("${{{n}:-"),
+                    format!("${{env:{n}}}"),
+                ]
+                .iter()
+                .any(|r| text.contains(r.as_str()))
         })
     };
     let found = match &entry.leg {
@@ -224,8 +228,9 @@ fn refuse_own_secrets_outside_env(entry: &Entry) -> Result<(), String> {
             .chain(args.iter().map(String::as_str))
             .chain(cwd.as_deref())
             .find_map(|t| names_in(t, false)),
-        Leg::Http { url, headers } => names_in(url, false)
-            .or_else(|| headers.iter().find_map(|(_, v)| names_in(v, true))),
+        Leg::Http { url, headers } => {
+            names_in(url, false).or_else(|| headers.iter().find_map(|(_, v)| names_in(v, true)))
+        }
     };
     match found {
         Some(n) => Err(format!(
@@ -447,25 +452,25 @@ pub fn add(
         }
         _ => o,
     });
-    let (tools, era, server, auth) =
-        verify(
-            &resolved.spec,
-            entry,
-            entry.options.timeouts(opts.timeouts),
-            oauth,
-        ).map_err(|e| {
-            let text = store
-                .redact(&e)
-                .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
-            let _ = store.audit(Event {
-                detail: Some(text.clone()),
-                ..Event::new("mcp-add", &entry.name, "verify-failed")
-            });
-            format!(
-                "{}: the live check failed, nothing was stored:\n{text}",
-                entry.name
-            )
-        })?;
+    let (tools, era, server, auth) = verify(
+        &resolved.spec,
+        entry,
+        entry.options.timeouts(opts.timeouts),
+        oauth,
+    )
+    .map_err(|e| {
+        let text = store
+            .redact(&e)
+            .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
+        let _ = store.audit(Event {
+            detail: Some(text.clone()),
+            ..Event::new("mcp-add", &entry.name, "verify-failed")
+        });
+        format!(
+            "{}: the live check failed, nothing was stored:\n{text}",
+            entry.name
+        )
+    })?;
     let enable = entry.enabled.map(|on| (opts.profile, on));
     store::save(
         store,

@@ -85,8 +85,10 @@ pub fn served_tools() -> Vec<Value> {
         })
         .collect();
     for d in extras() {
-        out.push(json!({"name": d.name, "description": d.description, "inputSchema": d.parameters,
-            "annotations": annotations::for_tool(d.name, false)}));
+        out.push(
+            json!({"name": d.name, "description": d.description, "inputSchema": d.parameters,
+            "annotations": annotations::for_tool(d.name, false)}),
+        );
     }
     out
 }

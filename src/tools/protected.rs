@@ -29,7 +29,8 @@ fn recurses(program: &str, args: &[String]) -> bool {
     RECURSIVE_PROGRAMS.contains(&program)
         || (program == "ls"
             && args.iter().any(|a| {
-                a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && a.contains('R'))
+                a == "--recursive"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('R'))
             }))
 }
 
@@ -172,7 +173,11 @@ mod tests {
             ("/home/u/.config/tai/other.toml", false, false),
         ];
         for (path, recursive, want) in table {
-            assert_eq!(p.reaches(path, cwd, *recursive), *want, "{path} {recursive}");
+            assert_eq!(
+                p.reaches(path, cwd, *recursive),
+                *want,
+                "{path} {recursive}"
+            );
         }
     }
 
@@ -206,7 +211,11 @@ mod tests {
             ("echo hello", Path::new("/"), false),
         ];
         for (line, cwd, want) in table {
-            assert_eq!(p.reached_by_words(&seg(line), cwd), *want, "{line} in {cwd:?}");
+            assert_eq!(
+                p.reached_by_words(&seg(line), cwd),
+                *want,
+                "{line} in {cwd:?}"
+            );
         }
     }
 }

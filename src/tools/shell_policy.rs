@@ -739,7 +739,9 @@ fn check_options(spec: &Spec, words: &[String]) -> Result<(), Refusal> {
             }
             if spec.valued.contains(c) {
                 if !spec.clusters && cluster.len() != c.len_utf8() {
-                    return Err(format!("{name}: -{c} is read-only here only as a word of its own"));
+                    return Err(format!(
+                        "{name}: -{c} is read-only here only as a word of its own"
+                    ));
                 }
                 if at + c.len_utf8() == cluster.len() {
                     if i >= words.len() {

@@ -368,7 +368,10 @@ mod tests {
         let json_slash = serde_json::Value::String(secret.into())
             .to_string()
             .replace('/', "\\/");
-        let unicode: String = secret.encode_utf16().map(|u| format!("\\u{u:04X}")).collect();
+        let unicode: String = secret
+            .encode_utf16()
+            .map(|u| format!("\\u{u:04X}"))
+            .collect();
         let cases = [
             secret.to_uppercase(),
             json_slash,

@@ -459,7 +459,12 @@ fn nothing_found_lists_every_step_with_its_url_and_outcome() {
     assert_eq!(run.code, 1, "{run:?}");
     let f: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(f["failure"], "nothing");
-    assert!(f["error"].as_str().is_some_and(|e| e.contains("could not resolve")), "{f}");
+    assert!(
+        f["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("could not resolve")),
+        "{f}"
+    );
     let ev = f["evidence"].as_array().unwrap();
     let base = &stub.url;
     for (step, url) in [

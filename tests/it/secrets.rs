@@ -799,7 +799,10 @@ fn own_secrets_only_through_env() {
     use tai::mcp::intake;
     let dir = TempDir::new("own-secrets");
     let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
-    let env = |k: &str| k.starts_with("TAI_").then(|| "a-long-secret-value".to_string());
+    let env = |k: &str| {
+        k.starts_with("TAI_")
+            .then(|| "a-long-secret-value".to_string())
+    };
     let refused = [
         r#"{"command": "srv", "args": ["${TAI_VAULT_PASSPHRASE}"]}"#,
         r#"{"command": "srv", "args": ["--key=${env:TAI_API_KEY}"]}"#,
