@@ -339,9 +339,22 @@ fn run(
         Target::Native(tool) => {
             let def = tool.def();
             let command = tools::arg_str(&args, "command");
-            // Read-only, and not looking into /proc or tai's own files.
-            let safe = (def.safe || (def.name == "shell" && tools::shell::is_safe(command)))
-                && !tools::protected::reached_by_call(def.name, &args, ctx.config);
+            // /proc and tai's own files: the in-process file tools never read them (in
+            // tai's own process `/proc/self` is tai, and a match/no-match answer leaks
+            // what redaction hides); a shell line that reaches them asks.
+            let protected = tools::protected::reached_by_call(def.name, &args, ctx.config);
+            if protected && def.name != "shell" {
+                return Err((
+                    "not-allowed",
+                    format!(
+                        "{} does not read /proc or tai's own files (its vault folder, its config file): {}",
+                        def.name,
+                        tools::arg_str(&args, "path")
+                    ),
+                ));
+            }
+            let safe =
+                (def.safe || (def.name == "shell" && tools::shell::is_safe(command))) && !protected;
             if !safe {
                 let (key, what) = match def.name {
                     "shell" => (
@@ -352,15 +365,6 @@ fn run(
                         let url = tools::arg_str(&args, "url");
                         (ApprovalKey::Fetch(url.to_string()), format!("fetch {url}"))
                     }
-                    // A read-only tool asks only for a protected place: "always" covers
-                    // this exact call, never every later read.
-                    name if def.safe => (
-                        ApprovalKey::Tool(format!("{name} {arg_digest}")),
-                        format!(
-                            "run the tool {name} on {} (/proc or tai's own files; arguments {arg_digest})",
-                            tools::arg_str(&args, "path")
-                        ),
-                    ),
                     name => (
                         ApprovalKey::Tool(name.to_string()),
                         format!("run the tool {name} (arguments {arg_digest})"),

@@ -3,10 +3,11 @@
 //! that started tai) and tai's own files (the vault directory and the config file).
 //!
 //! Redaction cannot stop a model that transforms what it reads (`tr a-z b-za`, one
-//! character a line), so the sources are guarded instead: a read-only `shell` line,
-//! `read_file`, `list_dir`, `glob` or `grep` that names such a place — or, for a search
-//! that recurses, a folder that holds one (`grep -r x ~`, `find /`) — asks like any other
-//! action. Paths are resolved against the tool's working folder and, when they exist,
+//! character a line), so the sources are guarded instead: a read-only `shell` line that
+//! names such a place — or, for a search that recurses, a folder that holds one (`grep -r
+//! x ~`, `find /`) — asks like any other action; `read_file`, `list_dir`, `glob` and
+//! `grep`, which run inside tai's own process (`/proc/self` is tai), refuse in every
+//! mode. Paths are resolved against the tool's working folder and, when they exist,
 //! through their symlinks.
 
 use std::path::{Component, Path, PathBuf};

@@ -119,7 +119,7 @@ fn read_only_shell_is_an_allowlist() {
     );
     let environ = &ModelStub::tool_messages(&reqs[attempts.len() + 3])[attempts.len() + 2];
     assert!(
-        environ.contains("did not approve") && environ.contains("/proc/self/environ"),
+        environ.contains("does not read /proc") && environ.contains("/proc/self/environ"),
         "{environ}"
     );
     // the denial on stderr shows the escapes, never the raw characters
@@ -842,4 +842,37 @@ fn the_repl_shows_escapes_and_reviews_drift_inline() {
         "the re-pinned tool ran"
     );
     assert_eq!(pinned(&t, "echo"), Some(true));
+}
+
+/// The in-process file tools never read /proc or tai's own files, from any entrance:
+/// served, where every call is approved, a match/no-match answer of `grep` on
+/// `/proc/self/environ` would spell out tai's key one character at a time.
+#[test]
+fn served_file_tools_never_read_tais_own_process_or_files() {
+    let mut t = Tai::new("trust-served-proc");
+    t.env("TAI_API_KEY", "sk-served-key-0123456789");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
+    let vault = t.home().join("vault.db");
+    let calls = [
+        json!({"name": "grep", "arguments": {"pattern": "TAI_API_KEY=sk-s", "path": "/proc/self/environ"}}),
+        json!({"name": "read_file", "arguments": {"path": "/proc/self/environ"}}),
+        json!({"name": "read_file", "arguments": {"path": vault}}),
+        json!({"name": "glob", "arguments": {"pattern": "**/*", "path": "/proc/self"}}),
+    ];
+    let mut input = format!("{init}\n");
+    for (i, c) in calls.iter().enumerate() {
+        input.push_str(&format!(
+            "{}\n",
+            json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": c})
+        ));
+    }
+    let out = t.run_stdin(&["--serve-mcp-stdio"], &input).ok().to_string();
+    let replies: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(replies.len(), 1 + calls.len(), "{out}");
+    for r in &replies[1..] {
+        let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert!(text.contains("does not read /proc or tai's own files"), "{r}");
+    }
+    assert!(!out.contains("sk-served"), "{out}");
 }
