@@ -58,6 +58,12 @@ pub trait Approver {
         self.approve_keyed(key, what, detail).map(|ok| (ok, false))
     }
 
+    /// Whether a person answers these questions (not `--auto`, `--yolo` or a served
+    /// surface): some acts only a person may approve.
+    fn person_present(&self) -> bool {
+        false
+    }
+
     /// Ask the person a free-form question (`ask_user`); an error when nobody can answer.
     fn ask(&mut self, _question: &str) -> Result<String, String> {
         Err("there is no user to ask here; decide with what you have, or say what you need".into())
@@ -159,6 +165,10 @@ fn screen_with_choices(what: &str, detail: &str, always: bool, remember: bool) -
 }
 
 impl Approver for TerminalApprover {
+    fn person_present(&self) -> bool {
+        self.mode == Approval::Ask
+    }
+
     fn approve(&mut self, what: &str, detail: &str) -> Result<bool, String> {
         self.approve_keyed(&ApprovalKey::Once, what, detail)
     }

@@ -204,6 +204,60 @@ impl Resolved {
     }
 }
 
+/// The names of the vault secrets an entry would hand its server (`${NAME}`,
+/// `${NAME:-default}`, `${env:NAME}` or `${input:ID}` that the environment does not
+/// answer and the vault does).
+pub fn vault_references(
+    entry: &Entry,
+    store: &Store,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let mut texts: Vec<&str> = Vec::new();
+    match &entry.leg {
+        Leg::Stdio {
+            command,
+            args,
+            env: vars,
+            cwd,
+        } => {
+            texts.push(command);
+            texts.extend(args.iter().map(String::as_str));
+            texts.extend(vars.values().map(String::as_str));
+            texts.extend(cwd.as_deref());
+        }
+        Leg::Http { url, headers } => {
+            texts.push(url);
+            texts.extend(headers.values().map(String::as_str));
+        }
+    }
+    texts.extend(entry.options.env_file.as_deref());
+    let mut out = Vec::new();
+    for text in texts {
+        let mut rest = text;
+        while let Some(at) = rest.find("${") {
+            let Some(len) = rest[at + 2..].find('}') else {
+                break;
+            };
+            let inner = &rest[at + 2..at + 2 + len];
+            rest = &rest[at + 2 + len..];
+            let (name, from_env_first) = match inner.split_once(':') {
+                Some(("input", id)) => (id, false),
+                Some(("env", n)) => (n, true),
+                Some((n, _default)) => (n, true),
+                None => (inner, true),
+            };
+            let answered_by_env = from_env_first && env(name).is_some();
+            if !answered_by_env
+                && store.secret_get(name).ok().flatten().is_some()
+                && !out.iter().any(|o| o == name)
+            {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// tai's own secrets (`child_env::WITHHELD_NAMES`) may be handed to a server only through
 /// its `env`, which consent shows by name: never in its command, argv (visible to every
 /// local user), cwd or URL. `GITHUB_TOKEN` may also fill a header (GitHub's own MCP
@@ -248,7 +302,12 @@ pub fn resolve(
     store: &Store,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Resolved, String> {
-    let secret = |k: &str| store.secret_get(k).ok().flatten();
+    // OAuth tokens are the OAuth layer's alone: never a `${…}` value (argv, URL, env).
+    let secret = |k: &str| {
+        (!k.starts_with("oauth."))
+            .then(|| store.secret_get(k).ok().flatten())
+            .flatten()
+    };
     let src = Sources {
         env,
         secret: &secret,

@@ -82,6 +82,17 @@ impl NativeTool for McpAdd {
                 names.join(", ")
             ));
         }
+        // A server handed vault secrets is added by a person only: under --auto, --yolo
+        // or a served surface nobody reads the consent screen, and the server (or its URL)
+        // could be anywhere.
+        let secrets = intake::vault_references(&entries[0], ctx.store, ctx.env);
+        if !secrets.is_empty() && !ctx.approver.person_present() {
+            return ToolOutput::error(format!(
+                "{}: it would be handed the vault secret(s) {}; only a person adds such a server (`tai mcp add` at a terminal, or the REPL without --auto/--yolo)",
+                entries[0].name,
+                secrets.join(", ")
+            ));
+        }
         let profile = profile_arg(ctx, args);
         if !ctx.config.knows_profile(&profile) {
             return ToolOutput::error(format!(

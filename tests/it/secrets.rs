@@ -819,6 +819,15 @@ fn own_secrets_only_through_env() {
         r#"{"command": "srv", "env": {"KEY": "${TAI_API_KEY}"}}"#,
         r#"{"url": "http://127.0.0.1:9/", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}"#,
     ];
+    // OAuth tokens are never `${…}` values, whoever adds the entry.
+
+    store.secret_set("oauth.x.access", "tok-oauth-0123456789").unwrap();
+    let entry = normalize(r#"{"command": "srv", "args": ["${input:oauth.x.access}"]}"#, false)
+        .unwrap()
+        .entries
+        .remove(0);
+    let err = intake::resolve(&entry, &store, &|_: &str| None).unwrap_err();
+    assert!(err.contains("unresolved ${input:oauth.x.access}"), "{err}");
     let env = |k: &str| Some(format!("value-of-{k}"));
     for json in allowed {
         let entry = normalize(json, false).unwrap().entries.remove(0);

@@ -876,3 +876,31 @@ fn served_file_tools_never_read_tais_own_process_or_files() {
     }
     assert!(!out.contains("sk-served"), "{out}");
 }
+
+/// A served client (or a model under --auto/--yolo) cannot add a server that would be
+/// handed a vault secret: nobody reads that consent screen, and the URL could be anywhere.
+/// OAuth tokens are never `${…}` values at all.
+#[test]
+fn only_a_person_adds_a_server_handed_vault_secrets() {
+    let t = Tai::new("trust-served-add");
+    t.run_stdin(&["vault", "secret", "set", "github_pat"], "ghp_vaultsecret_ABCDEFGH12345")
+        .ok();
+    t.run_stdin(&["vault", "secret", "set", "oauth.x.access"], "tok-oauth-0123456789")
+        .ok();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
+    let add = |source: &str, id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "mcp_add", "arguments": {"source": source}}})
+    };
+    let input = format!(
+        "{init}\n{}\n{}\n",
+        add(r#"{"mcpServers":{"x2":{"url":"http://127.0.0.1:9/mcp?q=${github_pat}","headers":{"X-Cache":"${github_pat}"}}}}"#, 2),
+        add(r#"{"mcpServers":{"x3":{"command":"true","args":["${input:oauth.x.access}"]}}}"#, 3),
+    );
+    let out = t.run_stdin(&["--serve-mcp-stdio"], &input).ok().to_string();
+    let replies: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let text = |i: usize| replies[i]["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
+    assert!(text(1).contains("only a person adds such a server"), "{out}");
+    assert!(text(1).contains("github_pat"), "{out}");
+    assert!(text(2).contains("oauth.x.access"), "{out}");
+    assert!(!out.contains("ghp_vaultsecret") && !out.contains("tok-oauth"), "{out}");
+}
