@@ -165,6 +165,22 @@ impl Resolved {
                         sanitize::line(&st.env_vars.join(", "))
                     ));
                 }
+                // An envFile's variables reach the server like `env`: shown the same way.
+                if let Some(file) = &self.entry.options.env_file {
+                    s.push_str(&format!(
+                        "envFile: {} (read at every start)\n",
+                        sanitize::line(&redact(file, &secrets))
+                    ));
+                    for (k, v) in &self.values {
+                        if let Some(name) = k.strip_prefix("envFile:") {
+                            s.push_str(&format!(
+                                "  {}={}\n",
+                                sanitize::line(name),
+                                sanitize::line(&shown_value(v, secret_like(name)))
+                            ));
+                        }
+                    }
+                }
             }
             (ServerSpec::Http(h), Leg::Http { headers, .. }) => {
                 s.push_str(&format!(
@@ -281,6 +297,7 @@ fn refuse_own_secrets_outside_env(entry: &Entry) -> Result<(), String> {
         } => std::iter::once(command.as_str())
             .chain(args.iter().map(String::as_str))
             .chain(cwd.as_deref())
+            .chain(entry.options.env_file.as_deref())
             .find_map(|t| names_in(t, false)),
         Leg::Http { url, headers } => {
             names_in(url, false).or_else(|| headers.iter().find_map(|(_, v)| names_in(v, true)))
@@ -288,7 +305,7 @@ fn refuse_own_secrets_outside_env(entry: &Entry) -> Result<(), String> {
     };
     match found {
         Some(n) => Err(format!(
-            "{}: ${{{n}}} is one of tai's own secrets; it may be passed to a server only through the entry's \"env\" (never its command, arguments, cwd or URL); nothing was started",
+            "{}: ${{{n}}} is one of tai's own secrets; it may be passed to a server only through the entry's \"env\" (never its command, arguments, cwd, envFile path or URL); nothing was started",
             entry.name
         )),
         None => Ok(()),

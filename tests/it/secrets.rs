@@ -834,3 +834,24 @@ fn own_secrets_only_through_env() {
         assert!(intake::resolve(&entry, &store, &env).is_ok(), "{json}");
     }
 }
+
+/// An envFile's variables reach the server like `env`, so consent shows them the same
+/// way: each name, its value unless it looks secret (a hostile repository's `.env` with
+/// `LD_PRELOAD` is seen before it runs).
+#[test]
+fn consent_shows_what_an_env_file_sets() {
+    use tai::config::normalize::normalize;
+    use tai::mcp::intake;
+    let dir = TempDir::new("consent-envfile");
+    let env_file = dir.path().join(".env");
+    std::fs::write(&env_file, "LD_PRELOAD=/tmp/evil.so\nAPI_TOKEN=tok-0123456789abcdef\n").unwrap();
+    let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let json = serde_json::json!({"command": "srv", "envFile": env_file}).to_string();
+    let entry = normalize(&json, false).unwrap().entries.remove(0);
+    let resolved = intake::resolve(&entry, &store, &|_: &str| None).unwrap();
+    let shown = resolved.shown();
+    assert!(shown.contains("envFile: "), "{shown}");
+    assert!(shown.contains("LD_PRELOAD=/tmp/evil.so"), "{shown}");
+    assert!(shown.contains("API_TOKEN="), "{shown}");
+    assert!(!shown.contains("tok-0123456789abcdef"), "{shown}");
+}
