@@ -184,7 +184,7 @@ fn resume(
     if let Some((_, version)) = protocol {
         req = req.header("MCP-Protocol-Version", version.as_str());
     }
-    if let Some(bearer) = oauth.and_then(|o| o.bearer(deadline)) {
+    if let Some(bearer) = oauth.and_then(|o| o.bearer(&spec.url, deadline)) {
         req = req.header("Authorization", bearer);
     }
     let resp = req
@@ -255,7 +255,7 @@ impl McpHttpTransport {
         for (k, v) in self.next_headers.clone() {
             req = req.header(k, v);
         }
-        if let Some(bearer) = self.oauth.as_mut().and_then(|o| o.bearer(deadline)) {
+        if let Some(bearer) = self.oauth.as_mut().and_then(|o| o.bearer(&self.spec.url, deadline)) {
             req = req.header("Authorization", bearer);
         }
         if let Some((era, version)) = &self.protocol {

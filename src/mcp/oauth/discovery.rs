@@ -58,8 +58,9 @@ pub fn secure_or_loopback(url: &str) -> bool {
         None => authority.split(':').next().unwrap_or(""),
     };
     host == "localhost"
-        || host == "::1"
-        || host.split('.').next() == Some("127") && host.split('.').count() == 4
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Where the protected resource metadata may be, in the order to try.
@@ -300,6 +301,8 @@ mod tests {
             ("http://[::1]:8080/x", true),
             ("http://auth.example.com/token", false),
             ("http://127.0.0.1.evil.com/token", false),
+            ("http://127.tok.evil.com/token", false),
+            ("http://127.a.b.c/token", false),
             ("http://localhost.evil.com/", false),
             ("http://[::2]/x", false),
             ("ftp://127.0.0.1/x", false),

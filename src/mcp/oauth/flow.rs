@@ -87,10 +87,21 @@ struct Discovered {
 }
 
 impl OAuth {
-    /// The Authorization header value to send, refreshing a token about to expire first.
-    /// A refresh that fails drops the tokens: the request then goes without, and the
-    /// server's 401 decides (a login, or an error naming `tai mcp login NAME`).
-    pub fn bearer(&mut self, deadline: Instant) -> Option<String> {
+    /// The Authorization header value to send to `url`, refreshing a token about to
+    /// expire first. A refresh that fails drops the tokens: the request then goes without,
+    /// and the server's 401 decides (a login, or an error naming `tai mcp login NAME`).
+    /// Sent only over https or to loopback, and only to the resource the token was issued
+    /// for (a server whose URL changed under the same name gets no token).
+    pub fn bearer(&mut self, url: &str, deadline: Instant) -> Option<String> {
+        let for_this_url = discovery::secure_or_loopback(url)
+            && self
+                .state
+                .resource
+                .as_deref()
+                .is_none_or(|r| discovery::resource_allowed(url, r));
+        if !for_this_url {
+            return None;
+        }
         if self.state.access_token.is_some()
             && self.state.due_for_refresh(now_ms())
             && self.state.refresh_token.is_some()
@@ -595,9 +606,13 @@ impl OAuth {
             return Ok(None);
         }
         let program = words.remove(0);
+        // A browser lives on after the login: it gets the user's environment without
+        // tai's secrets (`child_env`), like every other child.
         let spawned = Command::new(&program)
             .args(words)
             .arg(url)
+            .env_clear()
+            .envs(crate::child_env::for_shell(&crate::child_env::parent(), &[]))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(if is_hook {
@@ -716,4 +731,33 @@ fn answer_redirect(mut stream: TcpStream, deadline: Instant) -> Option<String> {
         page.len()
     );
     query
+}
+
+#[cfg(test)]
+mod bearer_tests {
+    use super::*;
+    use crate::mcp::oauth::{AuthState, Interaction, OAuth};
+
+    /// A token goes only to the resource it was issued for, over https or loopback.
+    #[test]
+    fn a_token_goes_only_to_its_resource() {
+        let state = AuthState {
+            resource: Some("http://127.0.0.1:4100/mcp".into()),
+            access_token: Some("tok".into()),
+            ..Default::default()
+        };
+        let mut o = OAuth::new("s", state, Interaction::Never, &|_: &str| None);
+        let soon = Instant::now() + Duration::from_secs(5);
+        assert_eq!(
+            o.bearer("http://127.0.0.1:4100/mcp", soon).as_deref(),
+            Some("Bearer tok")
+        );
+        for other in [
+            "http://127.0.0.1:4101/mcp",
+            "http://127.0.0.1:4100/other",
+            "http://attacker.example/mcp",
+        ] {
+            assert_eq!(o.bearer(other, soon), None, "{other}");
+        }
+    }
 }
