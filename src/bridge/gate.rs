@@ -338,6 +338,14 @@ fn run(
         }
         Target::Native(tool) => {
             let def = tool.def();
+            if let Some(only) = &ctx.config.served_tools
+                && !only.iter().any(|n| n == def.name)
+            {
+                return Err((
+                    "not-served",
+                    format!("{} is not among the tools this server serves (--serve-tools)", def.name),
+                ));
+            }
             let command = tools::arg_str(&args, "command");
             // /proc and tai's own files: the in-process file tools never read them (in
             // tai's own process `/proc/self` is tai, and a match/no-match answer leaks
@@ -383,7 +391,7 @@ fn run(
             arguments,
             schema,
         } => {
-            if entrance == Entrance::Network {
+            if entrance == Entrance::Network || ctx.config.served_tools.is_some() {
                 return Err((
                     "not-served",
                     "tai's MCP server never routes to another server's tools".into(),
@@ -410,7 +418,7 @@ fn run(
                     "trusted: {shown_name} (`tai mcp untrust {server} {tool}` to ask again)"
                 ));
             } else if approve_mcp(ctx, &key, &what, &arguments, note)? {
-                match crate::mcp::trust::trust(ctx.store, &server, &tool) {
+                match crate::mcp::trust::trust_one(ctx.store, &server, &tool) {
                     Ok(_) => note(&format!("remembered: {server}/{tool} is trusted")),
                     Err(e) => note(&format!("not remembered: {e}")),
                 }

@@ -44,17 +44,21 @@ pub fn offer(ctx: &mut Context, ask: bool) -> Result {
         if names.is_empty() {
             continue;
         }
-        let shown = c.path.display();
+        // A repository's own paths and names: shown escaped.
+        let shown = crate::sanitize::line(&c.path.display().to_string());
         eprintln!(
             "tai: this project's {shown} ({}) lists MCP servers tai has not stored: {}",
             c.tool,
-            names.join(", ")
+            crate::sanitize::line(&names.join(", "))
         );
         let text = std::fs::read(&c.path).unwrap_or_default();
         let hash = crate::entropy::hex(&Sha256::digest(&text));
         let declined =
             ctx.store.meta_text(&declined_key(&c.path))?.as_deref() == Some(hash.as_str());
-        if !ask || declined || !crate::term::has_tty() {
+        // Offered only where a person answers each consent: under --auto or --yolo the
+        // import would run a repository's servers with nobody reading what they run.
+        let person = ctx.config.approval == crate::config::Approval::Ask;
+        if !ask || !person || declined || !crate::term::has_tty() {
             eprintln!(
                 "tai: import them with `tai mcp import {shown}` (each is shown and asked for; they stay tied to this project)"
             );
@@ -69,7 +73,7 @@ pub fn offer(ctx: &mut Context, ask: bool) -> Result {
             continue;
         }
         let origin = Origin {
-            label: shown.to_string(),
+            label: shown.clone(),
             text: import_cmd::file_origin(&c.path, &cwd)?.unwrap_or_default(),
             workspace: c.root.clone(),
             project: Some(c.root.clone()),

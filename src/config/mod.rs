@@ -114,6 +114,9 @@ pub enum ApiKeySource {
 /// Everything a command needs to know, resolved once.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Config {
+    /// `--serve-tools LIST`: the only native tools any call of this process may reach,
+    /// a served `chat` agent's included (`None`: all). Set by the server, never a file.
+    pub served_tools: Option<Vec<String>>,
     pub home: PathBuf,
     pub vault_path: PathBuf,
     pub config_path: PathBuf,
@@ -251,6 +254,7 @@ pub fn resolve(
             .map_or(ApiKeySource::None, ApiKeySource::Secret)
     };
     Config {
+        served_tools: None,
         home: paths.home.clone(),
         vault_path: paths.home.join("vault.db"),
         config_path: paths.config.clone(),

@@ -77,6 +77,17 @@ pub fn trust(store: &Store, server: &str, tool: &str) -> Result<Vec<String>, Str
     Ok(names)
 }
 
+/// Trust exactly `tool` (never read as `*`, whatever the server named it) at its current
+/// pin: what a person's "remember" answer to one call's question covers.
+pub fn trust_one(store: &Store, server: &str, tool: &str) -> Result<(), String> {
+    let pin = current_pin(store, server, tool)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{server}/{tool}: no such tool, or it awaits review"))?;
+    store
+        .meta_set(&key(server, tool), pin.as_str())
+        .map_err(|e| e.to_string())
+}
+
 /// Forget the trust of one tool (or `*`: every tool of the server); returns how many.
 pub fn untrust(store: &Store, server: &str, tool: &str) -> vault::Result<usize> {
     let n = if tool == "*" {

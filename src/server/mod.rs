@@ -360,9 +360,12 @@ impl McpServer {
             conversations,
             idle,
             chat_timeout,
+            serve_only,
             ..
         } = self;
-        let config = config.clone();
+        let mut config = config.clone();
+        // `--serve-tools` bounds the served `chat` agent's calls too (the gate checks it).
+        config.served_tools = serve_only.clone();
         let mut approver = ServeApprover;
         let mut ctx = ToolContext {
             store,

@@ -904,3 +904,37 @@ fn only_a_person_adds_a_server_handed_vault_secrets() {
     assert!(text(2).contains("oauth.x.access"), "{out}");
     assert!(!out.contains("ghp_vaultsecret") && !out.contains("tok-oauth"), "{out}");
 }
+
+/// `--serve-tools` bounds what a served `chat` agent may call, not only the listing: with
+/// only `chat` served, its model's `shell` call is refused and audited as not served.
+#[test]
+fn serve_tools_bounds_the_served_chat_agent() {
+    let dir = TempDir::new("trust-serve-tools-chat");
+    let marker = dir.path().join("made-by-chat");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            call("shell", json!({"command": format!("touch {}", marker.display())})),
+            {"text": "done"}
+        ]),
+    );
+    let mut t = Tai::new("trust-serve-tools-chat-run");
+    use_model(&mut t, &model);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
+    let chat = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "chat", "arguments": {"message": "go"}}});
+    let run = t.run_stdin(
+        &["--serve-mcp-stdio", "--serve-tools", "chat"],
+        &format!("{init}\n{chat}\n"),
+    );
+    run.ok();
+    assert!(!marker.exists(), "the chat agent ran shell: {run:?}");
+    let msg = &ModelStub::tool_messages(&model.requests()[1])[0];
+    assert!(msg.contains("not among the tools this server serves"), "{msg}");
+    assert!(
+        audit(&t)
+            .iter()
+            .any(|(k, s, o)| k == "tool-call" && s == "shell" && o == "not-served"),
+        "{:?}",
+        audit(&t)
+    );
+}
