@@ -1363,10 +1363,11 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
         "{run:?}"
     );
     assert!(t.run(&["mcp", "get", "projstub"]).code != 0);
-    // the REPL on a terminal offers them; yes imports them (each consented: --yolo here)
+    // the REPL on a terminal offers them (only where a person answers consent); yes
+    // imports them, each consented on the terminal
     let home = t.dir.path().join("home");
     let line = format!(
-        "cd {} && env -i PATH=\"$PATH\" HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {} --yolo; sleep 60",
+        "cd {} && env -i PATH=\"$PATH\" HOME={} TAI_HOME={} TAI_CONFIG={} TAI_BASE_URL={} TAI_MODEL=stub-model TERM=xterm {}; sleep 60",
         sub.display(),
         home.display(),
         t.home().display(),
@@ -1389,6 +1390,8 @@ fn project_scope_is_said_at_start_offered_in_the_repl_and_kept_to_the_project() 
         &line,
     ]);
     tmux.wait_for("Import them now?");
+    tmux.run(&["send-keys", "-t", "t", "y", "Enter"]);
+    tmux.wait_for("[y]es / [N]o:");
     tmux.run(&["send-keys", "-t", "t", "y", "Enter"]);
     tmux.wait_for("projstub is enabled for profile default in this project");
     tmux.run(&["send-keys", "-t", "t", "/exit", "Enter"]);
