@@ -343,7 +343,10 @@ fn run(
             {
                 return Err((
                     "not-served",
-                    format!("{} is not among the tools this server serves (--serve-tools)", def.name),
+                    format!(
+                        "{} is not among the tools this server serves (--serve-tools)",
+                        def.name
+                    ),
                 ));
             }
             let command = tools::arg_str(&args, "command");

@@ -255,7 +255,11 @@ impl McpHttpTransport {
         for (k, v) in self.next_headers.clone() {
             req = req.header(k, v);
         }
-        if let Some(bearer) = self.oauth.as_mut().and_then(|o| o.bearer(&self.spec.url, deadline)) {
+        if let Some(bearer) = self
+            .oauth
+            .as_mut()
+            .and_then(|o| o.bearer(&self.spec.url, deadline))
+        {
             req = req.header("Authorization", bearer);
         }
         if let Some((era, version)) = &self.protocol {

@@ -821,11 +821,16 @@ fn own_secrets_only_through_env() {
     ];
     // OAuth tokens are never `${…}` values, whoever adds the entry.
 
-    store.secret_set("oauth.x.access", "tok-oauth-0123456789").unwrap();
-    let entry = normalize(r#"{"command": "srv", "args": ["${input:oauth.x.access}"]}"#, false)
-        .unwrap()
-        .entries
-        .remove(0);
+    store
+        .secret_set("oauth.x.access", "tok-oauth-0123456789")
+        .unwrap();
+    let entry = normalize(
+        r#"{"command": "srv", "args": ["${input:oauth.x.access}"]}"#,
+        false,
+    )
+    .unwrap()
+    .entries
+    .remove(0);
     let err = intake::resolve(&entry, &store, &|_: &str| None).unwrap_err();
     assert!(err.contains("unresolved ${input:oauth.x.access}"), "{err}");
     let env = |k: &str| Some(format!("value-of-{k}"));
@@ -844,7 +849,11 @@ fn consent_shows_what_an_env_file_sets() {
     use tai::mcp::intake;
     let dir = TempDir::new("consent-envfile");
     let env_file = dir.path().join(".env");
-    std::fs::write(&env_file, "LD_PRELOAD=/tmp/evil.so\nAPI_TOKEN=tok-0123456789abcdef\n").unwrap();
+    std::fs::write(
+        &env_file,
+        "LD_PRELOAD=/tmp/evil.so\nAPI_TOKEN=tok-0123456789abcdef\n",
+    )
+    .unwrap();
     let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let json = serde_json::json!({"command": "srv", "envFile": env_file}).to_string();
     let entry = normalize(&json, false).unwrap().entries.remove(0);

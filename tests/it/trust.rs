@@ -867,12 +867,18 @@ fn served_file_tools_never_read_tais_own_process_or_files() {
         ));
     }
     let out = t.run_stdin(&["--serve-mcp-stdio"], &input).ok().to_string();
-    let replies: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let replies: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(replies.len(), 1 + calls.len(), "{out}");
     for r in &replies[1..] {
         let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
         assert_eq!(r["result"]["isError"], true, "{r}");
-        assert!(text.contains("does not read /proc or tai's own files"), "{r}");
+        assert!(
+            text.contains("does not read /proc or tai's own files"),
+            "{r}"
+        );
     }
     assert!(!out.contains("sk-served"), "{out}");
 }
@@ -883,26 +889,50 @@ fn served_file_tools_never_read_tais_own_process_or_files() {
 #[test]
 fn only_a_person_adds_a_server_handed_vault_secrets() {
     let t = Tai::new("trust-served-add");
-    t.run_stdin(&["vault", "secret", "set", "github_pat"], "ghp_vaultsecret_ABCDEFGH12345")
-        .ok();
-    t.run_stdin(&["vault", "secret", "set", "oauth.x.access"], "tok-oauth-0123456789")
-        .ok();
+    t.run_stdin(
+        &["vault", "secret", "set", "github_pat"],
+        "ghp_vaultsecret_ABCDEFGH12345",
+    )
+    .ok();
+    t.run_stdin(
+        &["vault", "secret", "set", "oauth.x.access"],
+        "tok-oauth-0123456789",
+    )
+    .ok();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
-    let add = |source: &str, id: u64| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "mcp_add", "arguments": {"source": source}}})
-    };
+    let add = |source: &str, id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "mcp_add", "arguments": {"source": source}}});
     let input = format!(
         "{init}\n{}\n{}\n",
-        add(r#"{"mcpServers":{"x2":{"url":"http://127.0.0.1:9/mcp?q=${github_pat}","headers":{"X-Cache":"${github_pat}"}}}}"#, 2),
-        add(r#"{"mcpServers":{"x3":{"command":"true","args":["${input:oauth.x.access}"]}}}"#, 3),
+        add(
+            r#"{"mcpServers":{"x2":{"url":"http://127.0.0.1:9/mcp?q=${github_pat}","headers":{"X-Cache":"${github_pat}"}}}}"#,
+            2
+        ),
+        add(
+            r#"{"mcpServers":{"x3":{"command":"true","args":["${input:oauth.x.access}"]}}}"#,
+            3
+        ),
     );
     let out = t.run_stdin(&["--serve-mcp-stdio"], &input).ok().to_string();
-    let replies: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let text = |i: usize| replies[i]["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
-    assert!(text(1).contains("only a person adds such a server"), "{out}");
+    let replies: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let text = |i: usize| {
+        replies[i]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        text(1).contains("only a person adds such a server"),
+        "{out}"
+    );
     assert!(text(1).contains("github_pat"), "{out}");
     assert!(text(2).contains("oauth.x.access"), "{out}");
-    assert!(!out.contains("ghp_vaultsecret") && !out.contains("tok-oauth"), "{out}");
+    assert!(
+        !out.contains("ghp_vaultsecret") && !out.contains("tok-oauth"),
+        "{out}"
+    );
 }
 
 /// `--serve-tools` bounds what a served `chat` agent may call, not only the listing: with
@@ -929,7 +959,10 @@ fn serve_tools_bounds_the_served_chat_agent() {
     run.ok();
     assert!(!marker.exists(), "the chat agent ran shell: {run:?}");
     let msg = &ModelStub::tool_messages(&model.requests()[1])[0];
-    assert!(msg.contains("not among the tools this server serves"), "{msg}");
+    assert!(
+        msg.contains("not among the tools this server serves"),
+        "{msg}"
+    );
     assert!(
         audit(&t)
             .iter()

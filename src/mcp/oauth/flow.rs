@@ -612,7 +612,10 @@ impl OAuth {
             .args(words)
             .arg(url)
             .env_clear()
-            .envs(crate::child_env::for_shell(&crate::child_env::parent(), &[]))
+            .envs(crate::child_env::for_shell(
+                &crate::child_env::parent(),
+                &[],
+            ))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(if is_hook {
