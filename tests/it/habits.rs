@@ -646,7 +646,7 @@ fn the_common_grammar_adds_servers() {
     // list shows the command or URL
     let list = t.run(&["mcp", "list"]).ok().to_string();
     assert!(
-        list.contains("COMMAND / URL") && list.contains(&http.url) && list.contains("--era modern"),
+        list.contains("COMMAND / URL") && list.contains(&http.url) && list.contains("sh -c 'test"),
         "{list}"
     );
 }
