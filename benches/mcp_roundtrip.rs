@@ -12,10 +12,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
-use tai::mcp::client::{McpClient, ServerSpec, Timeouts};
-use tai::mcp::era::{Era, EraChoice};
-use tai::mcp::http::HttpSpec;
-use tai::mcp::stdio::StdioSpec;
+use tai::testing::mcp::client::{McpClient, ServerSpec, Timeouts};
+use tai::testing::mcp::era::{Era, EraChoice};
+use tai::testing::mcp::http::HttpSpec;
+use tai::testing::mcp::stdio::StdioSpec;
 
 const CALLS: usize = 2000;
 const ROUNDS: usize = 7;

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use tai::tools::select::ToolIndex;
+use tai::testing::tools::select::ToolIndex;
 
 const WORDS: &[&str] = &[
     "issue",
@@ -65,7 +65,7 @@ fn main() {
             ));
         }
     }
-    for t in tai::tools::all() {
+    for t in tai::testing::tools::all() {
         let d = t.def();
         tools.push((d.name.to_string(), d.description.to_string()));
     }

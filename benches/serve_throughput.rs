@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use tai::mcp::client::{McpClient, ServerSpec, Timeouts};
-use tai::mcp::era::{Era, EraChoice};
-use tai::mcp::http::HttpSpec;
+use tai::testing::mcp::client::{McpClient, ServerSpec, Timeouts};
+use tai::testing::mcp::era::{Era, EraChoice};
+use tai::testing::mcp::http::HttpSpec;
 
 const CALLS: usize = 1000;
 const ROUNDS: usize = 5;

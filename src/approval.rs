@@ -149,10 +149,6 @@ fn prompt_tty(text: &str) -> Result<Option<String>, String> {
 
 /// The whole approval screen: the detail (multi-line, whole) and the question (one line),
 /// both sanitized.
-pub fn approval_screen(what: &str, detail: &str, always: bool) -> String {
-    screen_with_choices(what, detail, always, false)
-}
-
 fn screen_with_choices(what: &str, detail: &str, always: bool, remember: bool) -> String {
     let detail = sanitize::block(detail);
     let what = sanitize::line(what);
@@ -291,10 +287,11 @@ mod tests {
 
     #[test]
     fn the_screen_shows_escapes_not_effects() {
-        let s = approval_screen(
+        let s = screen_with_choices(
             "run `rm -rf ~\r\x1b[2Kls -la`",
             "{\"c\": \"\x1b[A\"}\nline two",
             true,
+            false,
         );
         assert!(s.contains("run `rm -rf ~\\r\\e[2Kls -la`?"), "{s:?}");
         assert!(s.contains("{\"c\": \"\\e[A\"}\nline two"), "{s:?}");

@@ -21,20 +21,13 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-/// The environment a child gets.
-#[derive(Clone, Copy, Debug)]
-pub enum ChildEnv<'a> {
-    /// tai's own environment plus these variables.
-    Inherit(&'a [(String, String)]),
-    /// Exactly these variables and nothing else (a built environment).
-    Exactly(&'a [(String, String)]),
-}
-
 /// What to start.
 pub struct Launch<'a> {
     pub program: &'a str,
     pub args: &'a [String],
-    pub env: ChildEnv<'a>,
+    /// Exactly these variables and nothing else (built by `child_env`; tai's own
+    /// environment is never inherited).
+    pub env: &'a [(String, String)],
     pub cwd: Option<&'a Path>,
     /// A pipe to the child's stdin (else /dev/null).
     pub stdin: bool,
@@ -75,14 +68,7 @@ pub fn start(launch: &Launch<'_>) -> io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    match launch.env {
-        ChildEnv::Inherit(add) => {
-            cmd.envs(add.iter().map(|(k, v)| (k, v)));
-        }
-        ChildEnv::Exactly(vars) => {
-            cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
-        }
-    }
+    cmd.env_clear().envs(launch.env.iter().map(|(k, v)| (k, v)));
     if let Some(d) = launch.cwd {
         cmd.current_dir(d);
     }
@@ -315,9 +301,9 @@ mod tests {
             "trap '' TERM; setsid sleep 30 & echo $!; exec sleep 30".to_string(),
         ];
         let mut child = start(&Launch {
-            program: "sh",
+            program: "/bin/sh",
             args: &args,
-            env: ChildEnv::Inherit(&[]),
+            env: &[("PATH".into(), "/usr/bin:/bin".into())],
             cwd: None,
             stdin: false,
         })

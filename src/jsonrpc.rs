@@ -8,7 +8,6 @@ pub mod code {
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL_ERROR: i64 = -32603;
     /// 2026: HTTP headers disagree with the body.
     pub const HEADER_MISMATCH: i64 = -32020;
     /// 2026: the request needs a client capability it did not declare.

@@ -18,24 +18,79 @@
 //! Invariants (see docs/ARCHITECTURE.md): no threads, every wait has a deadline, pure
 //! protocol cores with few I/O owners, nothing lost and no secret leaked.
 
-pub mod agent;
-pub mod approval;
-pub mod base64;
-pub mod bridge;
-pub mod chat;
-pub mod child;
-pub mod child_env;
-pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod entropy;
-pub mod http;
-pub mod jsonrpc;
-pub mod mcp;
-pub mod resolver;
-pub mod sanitize;
-pub mod server;
-pub mod sigint;
-pub mod term;
-pub mod tools;
-pub mod vault;
+// A panic is never how tai reports a failure: outside tests, `unwrap`/`expect` do not compile
+// (clippy runs with `-D warnings` in tests/run).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub(crate) mod agent;
+pub(crate) mod approval;
+pub(crate) mod base64;
+pub(crate) mod bridge;
+pub(crate) mod chat;
+pub(crate) mod child;
+pub(crate) mod child_env;
+pub(crate) mod cli;
+pub(crate) mod clock;
+pub(crate) mod config;
+pub(crate) mod entropy;
+pub(crate) mod http;
+pub(crate) mod jsonrpc;
+pub(crate) mod mcp;
+pub(crate) mod resolver;
+pub(crate) mod sanitize;
+pub(crate) mod server;
+pub(crate) mod sigint;
+pub(crate) mod term;
+pub(crate) mod tools;
+pub(crate) mod vault;
+
+pub use cli::run;
+
+/// What the integration tests, the benchmarks and the fuzz targets drive directly.
+///
+/// Every module above is `pub(crate)`, so the compiler reports code nothing uses; this
+/// surface names, item by item, what is reached from outside the crate. Not a stable API.
+#[doc(hidden)]
+pub mod testing {
+    pub mod approval {
+        pub use crate::approval::{ApprovalKey, Approver, Remembered};
+    }
+    pub mod bridge {
+        pub use crate::bridge::{Bridge, approve, gate};
+    }
+    pub mod chat {
+        pub use crate::chat::ChatClient;
+    }
+    pub mod cli {
+        pub mod args {
+            pub use crate::cli::args::KNOWN_LONG;
+        }
+    }
+    pub mod config {
+        pub use crate::config::{FlagSettings, Paths, expand, normalize, resolve};
+    }
+    pub mod entropy {
+        pub use crate::entropy::hex;
+    }
+    pub mod http {
+        pub use crate::http::sse;
+    }
+    pub mod jsonrpc {
+        pub use crate::jsonrpc::Message;
+    }
+    pub mod mcp {
+        pub use crate::mcp::{
+            AGENT_TOOLS, SERVED_EXTRAS, caps, client, era, intake, methods, ndjson,
+        };
+        pub use crate::mcp::{http, stdio, store};
+    }
+    pub mod server {
+        pub use crate::server::{McpServer, http};
+    }
+    pub mod tools {
+        pub use crate::tools::{ToolContext, ToolOutput, all, dispatch, mcp_admin, select};
+    }
+    pub mod vault {
+        pub use crate::vault::{Error, Store, audit, redact, schema, seal};
+    }
+}

@@ -1,5 +1,5 @@
 //! The `tai` binary: everything lives in the library; this only exits with its code.
 
 fn main() {
-    std::process::exit(tai::cli::run());
+    std::process::exit(tai::run());
 }

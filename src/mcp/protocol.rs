@@ -84,8 +84,6 @@ pub struct DiscoverResult {
     #[serde(default)]
     pub capabilities: Map<String, Value>,
     pub instructions: Option<String>,
-    pub ttl_ms: Option<i64>,
-    pub cache_scope: Option<String>,
     #[serde(rename = "_meta", default)]
     pub meta: Map<String, Value>,
 }

@@ -81,7 +81,7 @@ impl McpStdioTransport {
         let mut child = crate::child::start(&crate::child::Launch {
             program: &spec.command,
             args: &spec.args,
-            env: crate::child::ChildEnv::Exactly(&environment),
+            env: &environment,
             cwd: spec.cwd.as_deref(),
             stdin: true,
         })

@@ -59,7 +59,7 @@ pub fn run(
     let mut child = crate::child::start(&crate::child::Launch {
         program: "sh",
         args: &args,
-        env: crate::child::ChildEnv::Exactly(env),
+        env,
         cwd: cwd.map(std::path::Path::new),
         stdin: false,
     })

@@ -409,7 +409,7 @@ fn api_key_stdin_prompt_and_complete() {
         "Bearer sk-from-vault"
     );
     // complete(): one non-streamed answer
-    let client = tai::chat::ChatClient::new(
+    let client = tai::testing::chat::ChatClient::new(
         &model.url,
         "stub-model",
         None,

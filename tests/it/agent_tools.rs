@@ -2,10 +2,10 @@
 
 use serde_json::{Map, Value, json};
 
-use tai::approval::Approver;
-use tai::config::{self, FlagSettings, Paths};
-use tai::tools::{self, ToolContext};
-use tai::vault::Store;
+use tai::testing::approval::Approver;
+use tai::testing::config::{self, FlagSettings, Paths};
+use tai::testing::tools::{self, ToolContext};
+use tai::testing::vault::Store;
 
 use crate::support::{TempDir, stub_stdio};
 
@@ -32,7 +32,7 @@ fn the_seven_tools_are_the_contracts() {
         .iter()
         .map(|t| t.def().name)
         .collect();
-    assert_eq!(names, tai::mcp::AGENT_TOOLS);
+    assert_eq!(names, tai::testing::mcp::AGENT_TOOLS);
     for t in tools::all() {
         let d = t.def();
         assert_eq!(d.parameters["type"], "object", "{}", d.name);
@@ -188,7 +188,7 @@ fn manage_a_server_through_the_agent_tools() {
         json!({"server": "agentstub"}),
     );
     assert!(out.is_error && out.text.contains("did not approve"));
-    assert_eq!(tai::mcp::store::count(&store).unwrap(), 1);
+    assert_eq!(tai::testing::mcp::store::count(&store).unwrap(), 1);
     assert!(
         !run(
             &mut store,
@@ -198,5 +198,5 @@ fn manage_a_server_through_the_agent_tools() {
         )
         .is_error
     );
-    assert_eq!(tai::mcp::store::count(&store).unwrap(), 0);
+    assert_eq!(tai::testing::mcp::store::count(&store).unwrap(), 0);
 }

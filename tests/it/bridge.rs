@@ -397,12 +397,12 @@ fn at_most_max_tools_are_offered() {
         "bridge-max-run",
         &["--era", "legacy", "--tools", "120"],
     );
-    let store = tai::vault::Store::open(&t.vault_path()).unwrap();
-    let bridge = tai::bridge::Bridge::load(&store, "default").unwrap();
-    assert_eq!(bridge.tools.len(), tai::mcp::caps::MCP_MAX_TOOLS);
+    let store = tai::testing::vault::Store::open(&t.vault_path()).unwrap();
+    let bridge = tai::testing::bridge::Bridge::load(&store, "default").unwrap();
+    assert_eq!(bridge.tools.len(), tai::testing::mcp::caps::MCP_MAX_TOOLS);
     assert_eq!(
         bridge.not_offered.len(),
-        127 - tai::mcp::caps::MCP_MAX_TOOLS
+        127 - tai::testing::mcp::caps::MCP_MAX_TOOLS
     );
     let listed: Value =
         serde_json::from_str(t.run(&["mcp", "tools", "stub", "--json"]).ok()).unwrap();
@@ -413,7 +413,7 @@ fn at_most_max_tools_are_offered() {
     );
     // another profile has none: servers are off until enabled there
     assert!(
-        tai::bridge::Bridge::load(&store, "work")
+        tai::testing::bridge::Bridge::load(&store, "work")
             .unwrap()
             .tools
             .is_empty()

@@ -64,7 +64,10 @@ fn status_reports_defaults_and_env() {
     let v: serde_json::Value = serde_json::from_str(t.run(&["status", "--json"]).ok()).unwrap();
     assert_eq!(v["config"]["model"], "qwen3");
     assert_eq!(v["config"]["base_url"], "http://models.local/v1");
-    assert_eq!(v["vault"]["schema_version"], tai::vault::schema::LATEST);
+    assert_eq!(
+        v["vault"]["schema_version"],
+        tai::testing::vault::schema::LATEST
+    );
     assert_eq!(v["vault"]["sealed"], false);
 }
 

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use tai::mcp::{self, caps, methods};
-use tai::vault::schema;
+use tai::testing::mcp::{self, caps, methods};
+use tai::testing::vault::schema;
 
 /// The text under `heading` up to the next heading of the same or a higher level.
 fn section<'a>(doc: &'a str, heading: &str) -> Option<&'a str> {

@@ -1072,7 +1072,7 @@ fn help_names_every_flag_command_and_variable() {
     let t = Tai::new("help-all");
     let top = t.run(&["--help"]).ok().to_string();
     let all = all_help(&t);
-    for flag in tai::cli::args::KNOWN_LONG {
+    for flag in tai::testing::cli::args::KNOWN_LONG {
         assert!(
             all.contains(&format!("--{flag}")),
             "--{flag} is in no help text"

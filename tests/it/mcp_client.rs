@@ -437,9 +437,9 @@ fn an_expired_http_session_is_renewed_once() {
 /// `notifications/tools/list_changed`; legacy answers are never cached.
 #[test]
 fn tools_list_cache_follows_ttl_and_list_changed() {
-    use tai::mcp::client::{McpClient, ServerSpec, Timeouts};
-    use tai::mcp::era::EraChoice;
-    use tai::mcp::stdio::StdioSpec;
+    use tai::testing::mcp::client::{McpClient, ServerSpec, Timeouts};
+    use tai::testing::mcp::era::EraChoice;
+    use tai::testing::mcp::stdio::StdioSpec;
     let t = Tai::new("ttl");
     let lists = |flags: &[&str], name: &str, with_notify_call: bool| {
         let log = t.dir.path().join(name);

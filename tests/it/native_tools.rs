@@ -2,10 +2,10 @@
 
 use serde_json::{Map, Value, json};
 
-use tai::approval::Approver;
-use tai::config::{self, FlagSettings, Paths};
-use tai::tools::{self, ToolContext, ToolOutput};
-use tai::vault::Store;
+use tai::testing::approval::Approver;
+use tai::testing::config::{self, FlagSettings, Paths};
+use tai::testing::tools::{self, ToolContext, ToolOutput};
+use tai::testing::vault::Store;
 
 use crate::support::TempDir;
 

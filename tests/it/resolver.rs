@@ -210,7 +210,7 @@ fn registry_pypi_and_sha256_checks() {
     use sha2::Digest;
     let w = World::new("resolve-sha");
     let tarball = b"pretend this is a tarball";
-    let good = tai::entropy::hex(&sha2::Sha256::digest(tarball));
+    let good = tai::testing::entropy::hex(&sha2::Sha256::digest(tarball));
     let stub = FixturesStub::start(w.dir.path());
     let base = stub.url.clone();
     w.file("npm/tarballs/hash-1.0.0.tgz", std::str::from_utf8(tarball).unwrap())
@@ -650,9 +650,9 @@ fn a_failed_live_probe_stores_nothing() {
 
 #[test]
 fn the_agent_resolves_and_adds_through_its_tools() {
-    use tai::approval::Approver;
-    use tai::config::{self, FlagSettings, Paths};
-    use tai::tools::{self, ToolContext};
+    use tai::testing::approval::Approver;
+    use tai::testing::config::{self, FlagSettings, Paths};
+    use tai::testing::tools::{self, ToolContext};
 
     struct Yes(Vec<String>);
     impl Approver for Yes {
@@ -667,7 +667,7 @@ fn the_agent_resolves_and_adds_through_its_tools() {
     );
     let stub = FixturesStub::start(w.dir.path());
     let dir = TempDir::new("resolve-agent-home");
-    let mut store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let mut store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let base = stub.url.clone();
     let env = move |k: &str| match k {
         "TAI_REGISTRY_URL" => Some(base.clone()),
@@ -682,7 +682,7 @@ fn the_agent_resolves_and_adds_through_its_tools() {
     };
     let cfg = config::resolve(&paths, None, &env, &FlagSettings::default(), None, |_| None);
     let mut yes = Yes(Vec::new());
-    let mut call = |store: &mut tai::vault::Store, name: &str, a: Value| {
+    let mut call = |store: &mut tai::testing::vault::Store, name: &str, a: Value| {
         let mut ctx = ToolContext {
             store,
             config: &cfg,
@@ -707,7 +707,9 @@ fn the_agent_resolves_and_adds_through_its_tools() {
     assert!(!out.is_error, "{}", out.text);
     let v: Value = serde_json::from_str(&out.text).unwrap();
     assert_eq!(v["added"]["name"], "tool");
-    let row = tai::mcp::store::load(&store, "tool").unwrap().unwrap();
+    let row = tai::testing::mcp::store::load(&store, "tool")
+        .unwrap()
+        .unwrap();
     assert_eq!(row.source, "github:acme/tool");
     let out = call(
         &mut store,

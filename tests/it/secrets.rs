@@ -235,7 +235,7 @@ fn a_server_echoing_every_secret_kind_leaks_none_of_them() {
     assert!(record.contains("padding padding") && record.contains("[REDACTED:"));
     assert_no_secret(&record, "the spill record");
     // the conversation (opened from the seal)
-    let mut store = tai::vault::Store::open(&t.vault_path()).unwrap();
+    let mut store = tai::testing::vault::Store::open(&t.vault_path()).unwrap();
     store.unlock(PASSPHRASE).unwrap();
     let (_, messages) = store.conversation_last().unwrap().unwrap();
     let messages = messages.to_string();
@@ -442,7 +442,7 @@ fn verify_detects_removed_newest_rows_and_edits() {
 /// The forger edits a row and recomputes the chain from it on, with everything the file
 /// holds: the public key (or plain SHA-256), and a new head.
 fn forge(t: &Tai, chain: i64) {
-    use tai::vault::audit::{self, Event, Head, PUBLIC_KEY};
+    use tai::testing::vault::audit::{self, Event, Head, PUBLIC_KEY};
     let conn = raw_without_triggers(t);
     conn.execute("UPDATE audit SET outcome = 'nothing' WHERE id = 2", [])
         .unwrap();
@@ -493,7 +493,7 @@ fn forge(t: &Tai, chain: i64) {
 
 #[test]
 fn a_recomputed_chain_fails_verify_when_sealed_and_is_said_to_pass_unsealed() {
-    use tai::vault::audit::{CHAIN_LEGACY, CHAIN_PUBLIC, CHAIN_SEALED};
+    use tai::testing::vault::audit::{CHAIN_LEGACY, CHAIN_PUBLIC, CHAIN_SEALED};
     for chain in [CHAIN_PUBLIC, CHAIN_LEGACY, CHAIN_SEALED] {
         let mut t = Tai::new("audit-forge");
         t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
@@ -525,7 +525,7 @@ fn a_recomputed_chain_fails_verify_when_sealed_and_is_said_to_pass_unsealed() {
 /// what is stored in a conversation is redacted first.
 #[test]
 fn sealing_seals_what_was_stored_before() {
-    use tai::vault::{Store, seal::KdfParams};
+    use tai::testing::vault::{Store, seal::KdfParams};
     let fast = KdfParams {
         m_cost_kib: 64,
         t_cost: 1,
@@ -696,10 +696,10 @@ fn tais_own_environment_is_not_readable_by_its_user() {
 /// a change to the passthrough list asks again.
 #[test]
 fn consent_shows_the_passthrough_list_and_covers_it() {
-    use tai::config::normalize::normalize;
-    use tai::mcp::intake;
+    use tai::testing::config::normalize::normalize;
+    use tai::testing::mcp::intake;
     let dir = TempDir::new("consent-pass");
-    let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let toml = "[mcp_servers.docs]\ncommand = \"docs-server\"\nenv = { DOCS_TOKEN = \"${T}\" }\nenv_vars = [\"PROJECT_DIR\", \"LANG_EXTRA\"]\n";
     let entry = normalize(toml, false).unwrap().entries.remove(0);
     assert_eq!(entry.env_vars, ["PROJECT_DIR", "LANG_EXTRA"]);
@@ -722,7 +722,7 @@ fn consent_shows_the_passthrough_list_and_covers_it() {
 /// the first unlock seals them, and the trail (no head yet) verifies.
 #[test]
 fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
-    use tai::vault::{Store, audit::Verdict, seal::KdfParams};
+    use tai::testing::vault::{Store, audit::Verdict, seal::KdfParams};
     let fast = KdfParams {
         m_cost_kib: 64,
         t_cost: 1,
@@ -747,7 +747,9 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
     let mut store = Store::open(&path).unwrap();
     // locked: listing works, the env stays closed
     assert_eq!(
-        tai::mcp::store::list_public(&store).unwrap()[0].entry.name,
+        tai::testing::mcp::store::list_public(&store).unwrap()[0]
+            .entry
+            .name,
         "old"
     );
     store.unlock(PASSPHRASE).unwrap();
@@ -760,7 +762,9 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
     }
     let mut store = Store::open(&path).unwrap();
     store.unlock(PASSPHRASE).unwrap();
-    let row = tai::mcp::store::load(&store, "old").unwrap().unwrap();
+    let row = tai::testing::mcp::store::load(&store, "old")
+        .unwrap()
+        .unwrap();
     assert!(format!("{:?}", row.entry.leg).contains(LITERAL_ENV));
     assert_eq!(
         store.record_get("rec_old").unwrap().content,
@@ -772,7 +776,7 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
     drop(store);
     let mut locked = Store::open(&path).unwrap();
     locked
-        .audit(tai::vault::audit::Event::new(
+        .audit(tai::testing::vault::audit::Event::new(
             "mcp-enable",
             "old",
             "enabled",
@@ -795,10 +799,10 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
 /// (a hostile pasted config approved with --auto would otherwise send them anywhere).
 #[test]
 fn own_secrets_only_through_env() {
-    use tai::config::normalize::normalize;
-    use tai::mcp::intake;
+    use tai::testing::config::normalize::normalize;
+    use tai::testing::mcp::intake;
     let dir = TempDir::new("own-secrets");
-    let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let env = |k: &str| {
         k.starts_with("TAI_")
             .then(|| "a-long-secret-value".to_string())
@@ -845,8 +849,8 @@ fn own_secrets_only_through_env() {
 /// `LD_PRELOAD` is seen before it runs).
 #[test]
 fn consent_shows_what_an_env_file_sets() {
-    use tai::config::normalize::normalize;
-    use tai::mcp::intake;
+    use tai::testing::config::normalize::normalize;
+    use tai::testing::mcp::intake;
     let dir = TempDir::new("consent-envfile");
     let env_file = dir.path().join(".env");
     std::fs::write(
@@ -854,7 +858,7 @@ fn consent_shows_what_an_env_file_sets() {
         "LD_PRELOAD=/tmp/evil.so\nAPI_TOKEN=tok-0123456789abcdef\n",
     )
     .unwrap();
-    let store = tai::vault::Store::open(&dir.path().join("vault.db")).unwrap();
+    let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let json = serde_json::json!({"command": "srv", "envFile": env_file}).to_string();
     let entry = normalize(&json, false).unwrap().entries.remove(0);
     let resolved = intake::resolve(&entry, &store, &|_: &str| None).unwrap();

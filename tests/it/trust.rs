@@ -450,18 +450,18 @@ fn mcp_add_reverification_never_re_pins() {
 
 /// Approves like a person answering "always": remembered by key, asked once per key.
 struct AlwaysPerson {
-    always: tai::approval::Remembered,
+    always: tai::testing::approval::Remembered,
     asked: Vec<String>,
 }
 
-impl tai::approval::Approver for AlwaysPerson {
+impl tai::testing::approval::Approver for AlwaysPerson {
     fn approve(&mut self, _what: &str, _detail: &str) -> Result<bool, String> {
         Ok(true)
     }
 
     fn approve_keyed(
         &mut self,
-        key: &tai::approval::ApprovalKey,
+        key: &tai::testing::approval::ApprovalKey,
         what: &str,
         _detail: &str,
     ) -> Result<bool, String> {
@@ -477,17 +477,17 @@ impl tai::approval::Approver for AlwaysPerson {
 /// re-pinned by a person, the next call is asked again.
 #[test]
 fn always_does_not_cover_a_redefinition() {
-    use tai::bridge::{Bridge, gate};
+    use tai::testing::bridge::{Bridge, gate};
     let t = with_stub("trust-always", &[]);
-    let mut store = tai::vault::Store::open(&t.vault_path()).unwrap();
-    let cfg = tai::config::resolve(
-        &tai::config::Paths {
+    let mut store = tai::testing::vault::Store::open(&t.vault_path()).unwrap();
+    let cfg = tai::testing::config::resolve(
+        &tai::testing::config::Paths {
             home: t.home(),
             config: t.config_path(),
         },
         None,
         &|_: &str| None,
-        &tai::config::FlagSettings::default(),
+        &tai::testing::config::FlagSettings::default(),
         None,
         |_| None,
     );
@@ -496,12 +496,12 @@ fn always_does_not_cover_a_redefinition() {
         asked: Vec::new(),
     };
     let mut redefined = false;
-    let call_echo = |store: &mut tai::vault::Store,
+    let call_echo = |store: &mut tai::testing::vault::Store,
                      person: &mut AlwaysPerson,
                      bridge: &mut Bridge,
                      redefined: bool| {
         let env = move |k: &str| (k == "REDEF" && redefined).then(|| "echo".to_string());
-        let mut ctx = tai::tools::ToolContext {
+        let mut ctx = tai::testing::tools::ToolContext {
             store,
             config: &cfg,
             approver: person,
@@ -547,7 +547,7 @@ fn always_does_not_cover_a_redefinition() {
     assert_eq!(person.asked.len(), 1);
     // a person re-pins it: the next call is a new question (a new pin)
     drop(bridge);
-    tai::bridge::approve(&mut store, "stub", "echo").unwrap();
+    tai::testing::bridge::approve(&mut store, "stub", "echo").unwrap();
     let mut bridge = Bridge::empty();
     let passed = call_echo(&mut store, &mut person, &mut bridge, redefined);
     assert_eq!(passed.outcome, "ok", "{:?}", passed.output);
@@ -642,16 +642,16 @@ fn what_a_person_sees_is_whole_and_escaped() {
     std::fs::write(&uvx, "#!/bin/sh\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&uvx, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let store = tai::vault::Store::open(&dir.path().join("v.db")).unwrap();
+    let store = tai::testing::vault::Store::open(&dir.path().join("v.db")).unwrap();
     let paste = json!({"mcpServers": {"x": {"command": "uvx", "args": ["mcp-server-time"],
         "env": {"PATH": format!("{}:/usr/bin", evil.display()), "TOKEN": "${MY_TOKEN}", "API_KEY": "sk-literal-123", "MODE": "fast"}}}})
     .to_string();
-    let entry = tai::config::normalize::normalize(&paste, false)
+    let entry = tai::testing::config::normalize::normalize(&paste, false)
         .unwrap()
         .entries[0]
         .clone();
     let env = |k: &str| (k == "MY_TOKEN").then(|| "supersecretvalue".to_string());
-    let shown = tai::mcp::intake::resolve(&entry, &store, &env)
+    let shown = tai::testing::mcp::intake::resolve(&entry, &store, &env)
         .unwrap()
         .shown();
     assert!(
@@ -674,11 +674,11 @@ fn what_a_person_sees_is_whole_and_escaped() {
     let paste = json!({"mcpServers": {"h": {"url": "https://example.com/mcp",
         "headers": {"Authorization": "Bearer ${MY_TOKEN}", "X-Key": "literal-key-value"}}}})
     .to_string();
-    let entry = tai::config::normalize::normalize(&paste, false)
+    let entry = tai::testing::config::normalize::normalize(&paste, false)
         .unwrap()
         .entries[0]
         .clone();
-    let shown = tai::mcp::intake::resolve(&entry, &store, &env)
+    let shown = tai::testing::mcp::intake::resolve(&entry, &store, &env)
         .unwrap()
         .shown();
     assert!(

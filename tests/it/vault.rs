@@ -2,9 +2,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use tai::vault::schema::{LATEST, MIGRATIONS};
-use tai::vault::seal::KdfParams;
-use tai::vault::{Error, Store};
+use tai::testing::vault::schema::{LATEST, MIGRATIONS};
+use tai::testing::vault::seal::KdfParams;
+use tai::testing::vault::{Error, Store};
 
 use crate::support::{Tai, TempDir, file_contains};
 
@@ -42,7 +42,7 @@ fn a_new_vault_is_private_and_current() {
         .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
         .unwrap();
     assert_eq!(fk, 1);
-    for table in tai::vault::schema::ALL_TABLES {
+    for table in tai::testing::vault::schema::ALL_TABLES {
         let n: i64 = store
             .conn()
             .query_row(

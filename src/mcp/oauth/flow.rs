@@ -76,7 +76,7 @@ fn exchange(
 
 fn random_text() -> Result<String, String> {
     crate::entropy::bytes::<32>()
-        .map(|b| pkce::base64url(&b))
+        .map(|b| pkce::verifier(&b))
         .map_err(|e| format!("no random bytes: {e}"))
 }
 

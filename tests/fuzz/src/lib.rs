@@ -4,12 +4,12 @@
 //! `fuzz_targets/*.rs` hand them to libFuzzer; `src/smoke.rs` replays the seed corpus
 //! and a fixed-seed mutation pass through them on a stable toolchain.
 
-use tai::config::expand::{Sources, expand};
-use tai::config::normalize::normalize;
-use tai::http::sse;
-use tai::jsonrpc::Message;
-use tai::mcp::ndjson::{Frame, LineSplitter};
-use tai::vault::redact::{self as redaction, Secret};
+use tai::testing::config::expand::{Sources, expand};
+use tai::testing::config::normalize::normalize;
+use tai::testing::http::sse;
+use tai::testing::jsonrpc::Message;
+use tai::testing::mcp::ndjson::{Frame, LineSplitter};
+use tai::testing::vault::redact::{self as redaction, Secret};
 
 /// Where to split an input in two, chosen by its first byte (so every split is reachable).
 fn split_point(data: &[u8]) -> usize {
@@ -139,7 +139,7 @@ pub fn redact(data: &[u8]) {
 pub const SERVER_KEY: &str = "fuzz-key-0123456789abcdef0123456789";
 
 thread_local! {
-    static ENDPOINT: std::cell::RefCell<Option<tai::server::http::Endpoint>> =
+    static ENDPOINT: std::cell::RefCell<Option<tai::testing::server::http::Endpoint>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -150,7 +150,7 @@ pub fn scratch_dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("tai-fuzz-{}", std::process::id()))
 }
 
-fn endpoint() -> tai::server::http::Endpoint {
+fn endpoint() -> tai::testing::server::http::Endpoint {
     let dir = scratch_dir();
     let env = {
         let dir = dir.clone();
@@ -160,20 +160,20 @@ fn endpoint() -> tai::server::http::Endpoint {
             _ => None,
         }
     };
-    let paths = tai::config::Paths::from_env(&env).expect("paths");
-    let config = tai::config::resolve(
+    let paths = tai::testing::config::Paths::from_env(&env).expect("paths");
+    let config = tai::testing::config::resolve(
         &paths,
         None,
         &env,
-        &tai::config::FlagSettings::default(),
+        &tai::testing::config::FlagSettings::default(),
         None,
         |_| None,
     );
     std::fs::create_dir_all(&paths.home).expect("fuzz home");
-    let store = tai::vault::Store::open(&config.vault_path).expect("fuzz vault");
-    let mut server = tai::server::McpServer::new(store, config);
+    let store = tai::testing::vault::Store::open(&config.vault_path).expect("fuzz vault");
+    let mut server = tai::testing::server::McpServer::new(store, config);
     server.idle = std::time::Duration::ZERO;
-    tai::server::http::Endpoint::new(server, SERVER_KEY.into())
+    tai::testing::server::http::Endpoint::new(server, SERVER_KEY.into())
 }
 
 /// The server's request path from raw bytes (head and body through admission to the
@@ -193,9 +193,9 @@ pub fn server_request(data: &[u8]) {
     ENDPOINT.with(|cell| {
         let mut slot = cell.borrow_mut();
         let ep = slot.get_or_insert_with(endpoint);
-        let whole = tai::server::http::exchange_bytes(ep, &[data]);
+        let whole = tai::testing::server::http::exchange_bytes(ep, &[data]);
         let at = split_point(data);
-        let split = tai::server::http::exchange_bytes(ep, &[&data[..at], &data[at..]]);
+        let split = tai::testing::server::http::exchange_bytes(ep, &[&data[..at], &data[at..]]);
         if !whole.is_empty() {
             assert!(
                 whole.starts_with(b"HTTP/1.1 "),
