@@ -100,14 +100,6 @@ pub fn for_shell(parent: &[(String, String)], secret_values: &[&str]) -> Vec<(St
     out
 }
 
-impl crate::mcp::stdio::StdioSpec {
-    /// The server's whole environment, from this process's (`for_server`).
-    pub fn environment(&self) -> Vec<(String, String)> {
-        let withheld: Vec<&str> = self.withheld_values.iter().map(String::as_str).collect();
-        for_server(&parent(), &self.env, &self.env_vars, &withheld)
-    }
-}
-
 /// This process's environment as values (variables that are not UTF-8 are left out).
 pub fn parent() -> Vec<(String, String)> {
     std::env::vars_os()

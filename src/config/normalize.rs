@@ -223,7 +223,7 @@ pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError
     } else if t.starts_with('[') || looks_like_toml(t) {
         toml_doc(t)?
     } else {
-        let mut words = crate::mcp::entry::split_words(t).map_err(NormalizeError::Unrecognized)?;
+        let mut words = crate::shell_words::split_words(t).map_err(NormalizeError::Unrecognized)?;
         let command = words.remove(0);
         let leg = Leg::Stdio {
             command,

@@ -36,7 +36,7 @@ pub fn parse(text: &str) -> Result<(ServerSpec, EraChoice), String> {
             EraChoice::Auto,
         ));
     }
-    let mut words = split_words(text)?;
+    let mut words = crate::shell_words::split_words(text)?;
     let command = words.remove(0);
     Ok((
         ServerSpec::Stdio(StdioSpec {
@@ -136,96 +136,10 @@ fn from_json(v: &Value) -> Result<(ServerSpec, EraChoice), String> {
     ))
 }
 
-/// Split a command line into words: whitespace separates, '…' and "…" quote, backslash
-/// escapes outside single quotes. No expansion of any kind; no shell is involved.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => cur.push(c),
-                        None => return Err("unclosed ' in the command line".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\')) => cur.push(c),
-                            Some(c) => {
-                                cur.push('\\');
-                                cur.push(c);
-                            }
-                            None => return Err("unclosed \" in the command line".into()),
-                        },
-                        Some(c) => cur.push(c),
-                        None => return Err("unclosed \" in the command line".into()),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                cur.push(chars.next().ok_or("a trailing \\ in the command line")?);
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    if words.is_empty() {
-        return Err("an empty command line".into());
-    }
-    Ok(words)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mcp::era::Era;
-
-    #[test]
-    fn words() {
-        let table: &[(&str, &[&str])] = &[
-            (
-                "npx -y @modelcontextprotocol/server-everything",
-                &["npx", "-y", "@modelcontextprotocol/server-everything"],
-            ),
-            ("  a   b\tc ", &["a", "b", "c"]),
-            (
-                "python3 -c 'print(\"hi\")'",
-                &["python3", "-c", "print(\"hi\")"],
-            ),
-            (r#"echo "a \"q\" b" it\'s"#, &["echo", "a \"q\" b", "it's"]),
-            ("x ''", &["x", ""]),
-            ("$HOME ~ *", &["$HOME", "~", "*"]),
-        ];
-        for (text, want) in table {
-            assert_eq!(split_words(text).unwrap(), *want, "{text}");
-        }
-        for bad in ["", "   ", "a 'b", "a \"b", "a \\"] {
-            assert!(split_words(bad).is_err(), "{bad:?}");
-        }
-    }
 
     #[test]
     fn entries() {

@@ -42,6 +42,19 @@ pub struct StdioSpec {
     pub withheld_values: Vec<String>,
 }
 
+impl StdioSpec {
+    /// The server's whole environment, from this process's (`child_env::for_server`).
+    pub fn environment(&self) -> Vec<(String, String)> {
+        let withheld: Vec<&str> = self.withheld_values.iter().map(String::as_str).collect();
+        crate::child_env::for_server(
+            &crate::child_env::parent(),
+            &self.env,
+            &self.env_vars,
+            &withheld,
+        )
+    }
+}
+
 pub struct McpStdioTransport {
     child: Child,
     stdin: Option<ChildStdin>,

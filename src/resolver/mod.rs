@@ -705,7 +705,7 @@ impl Run<'_> {
         let Some(page) = self.text("Glama", &url, "text/html") else {
             return Vec::new();
         };
-        let text = crate::tools::web::html_to_text(&page);
+        let text = crate::html_text::html_to_text(&page);
         let (cands, notes) = sources::page_candidates(&text, "Glama page");
         for n in notes {
             self.note("Glama", &url, n);

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::Candidate;
 
 use crate::config::normalize::{Entry, Leg, normalize, sanitize_name};
-use crate::mcp::entry::split_words;
+use crate::shell_words::split_words;
 use crate::mcp::era::EraChoice;
 
 fn candidate(name: &str, leg: Leg, origin: String) -> Candidate {

@@ -114,11 +114,7 @@ fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
 }
 
 /// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+pub use crate::clock::now_ms;
 
 /// Names of secrets, profiles and servers: `[A-Za-z0-9_.-]`, 1 to 64 characters.
 pub fn check_name(kind: &str, name: &str) -> Result<()> {

@@ -19,7 +19,7 @@ use super::{Client, Interaction, MAX_AUTHORIZATIONS, OAuth, challenge, discovery
 const MAX_DOC: u64 = 1 << 20;
 
 fn now_ms() -> i64 {
-    crate::vault::now_ms()
+    crate::clock::now_ms()
 }
 
 fn left(deadline: Instant) -> Result<Duration, String> {
@@ -600,7 +600,7 @@ impl OAuth {
         let Some((line, is_hook)) = command else {
             return Ok(None);
         };
-        let mut words = crate::mcp::entry::split_words(&line)
+        let mut words = crate::shell_words::split_words(&line)
             .map_err(|e| format!("{}: {e}", super::BROWSER_HOOK_ENV))?;
         if words.is_empty() {
             return Ok(None);
