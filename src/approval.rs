@@ -8,8 +8,20 @@
 
 use std::io::Write;
 
-use crate::config::Approval;
 use crate::sanitize;
+
+/// How tool calls that need approval are decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    /// Ask on the terminal (deny when there is none).
+    #[default]
+    Ask,
+    /// Approve, printing one line per call (`--auto`).
+    Auto,
+    /// Approve silently (`--yolo`).
+    Yolo,
+}
 
 /// What an "always this session" answer covers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -35,6 +35,7 @@ pub(crate) mod config;
 pub(crate) mod entropy;
 pub(crate) mod html_text;
 pub(crate) mod http;
+pub(crate) mod jsonc;
 pub(crate) mod jsonrpc;
 pub(crate) mod mcp;
 pub(crate) mod resolver;

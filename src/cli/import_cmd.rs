@@ -113,7 +113,7 @@ fn looks_like_config_name(source: &str) -> bool {
 /// A file's text when it is a JSON(C) or TOML config; anything else (a goose
 /// `config.yaml`, a script) is refused rather than run.
 fn config_text(text: &str, path: &Path) -> Result<String> {
-    let t = crate::config::jsonc::strip(text);
+    let t = crate::jsonc::strip(text);
     let t = t.trim_start().trim_start_matches('\u{feff}');
     let toml_like = text.lines().any(|l| l.trim_start().starts_with('['));
     let raw = text.trim_start();
@@ -222,7 +222,7 @@ pub fn file_origin(file: &Path, cwd: &Path) -> Result<Option<String>> {
         only.insert("mcp_servers".into(), servers);
         return Ok(Some(toml::to_string(&only).unwrap_or(text)));
     }
-    let doc = crate::config::jsonc::parse(&text).map_err(|e| {
+    let doc = crate::jsonc::parse(&text).map_err(|e| {
         Failure(format!(
             "{}: JSON error at line {}, column {}: {e}",
             file.display(),

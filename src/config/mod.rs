@@ -15,7 +15,6 @@ use crate::vault::ProfileRow;
 pub mod editor_vars;
 pub mod envfile;
 pub mod expand;
-pub mod jsonc;
 pub mod normalize;
 pub mod project;
 pub mod server_options;
@@ -25,18 +24,8 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 /// The profile used when nothing names one.
 pub const DEFAULT_PROFILE: &str = "default";
 
-/// How tool calls that need approval are decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Approval {
-    /// Ask on the terminal (deny when there is none).
-    #[default]
-    Ask,
-    /// Approve, printing one line per call (`--auto`).
-    Auto,
-    /// Approve silently (`--yolo`).
-    Yolo,
-}
+/// How tool calls that need approval are decided (defined beside the policy it drives).
+pub use crate::approval::Approval;
 
 /// Model settings a file profile may override.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]

@@ -199,7 +199,7 @@ pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError
     if let Some(gh) = github(t) {
         return Err(gh);
     }
-    let json = super::jsonc::strip(t);
+    let json = crate::jsonc::strip(t);
     let mut n = if json.trim_start().starts_with('{') {
         let v: Value = serde_json::from_str(&json).map_err(|e| {
             NormalizeError::Syntax(format!(

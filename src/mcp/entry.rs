@@ -16,11 +16,11 @@ pub fn parse(text: &str) -> Result<(ServerSpec, EraChoice), String> {
     if text.is_empty() {
         return Err("no server given: pass a command line, a URL or a JSON entry".into());
     }
-    if crate::config::jsonc::strip(text)
+    if crate::jsonc::strip(text)
         .trim_start()
         .starts_with('{')
     {
-        let v: Value = crate::config::jsonc::parse(text)
+        let v: Value = crate::jsonc::parse(text)
             .map_err(|e| format!("the JSON entry does not parse: {e}"))?;
         return from_json(&v);
     }

@@ -179,11 +179,11 @@ fn fenced_blocks(md: &str) -> Vec<(String, String)> {
 /// a bare `"mcpServers": {...}` fragment gains its braces.
 pub fn jsonc_to_json(text: &str) -> String {
     // the one JSONC reader (comments and trailing commas blanked, strings untouched)
-    let out = crate::config::jsonc::strip(text);
+    let out = crate::jsonc::strip(text);
     let t = out.trim();
     if t.starts_with('"') {
         // braced, then stripped again: a fragment's trailing comma is now before `}`
-        crate::config::jsonc::strip(&format!("{{{t}}}"))
+        crate::jsonc::strip(&format!("{{{t}}}"))
     } else {
         t.to_string()
     }
