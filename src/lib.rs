@@ -38,6 +38,7 @@ pub(crate) mod http;
 pub(crate) mod jsonc;
 pub(crate) mod jsonrpc;
 pub(crate) mod mcp;
+pub(crate) mod mcp_servers;
 pub(crate) mod resolver;
 pub(crate) mod sanitize;
 pub(crate) mod server;
@@ -70,7 +71,7 @@ pub mod testing {
         }
     }
     pub mod config {
-        pub use crate::config::{FlagSettings, Paths, expand, normalize, resolve};
+        pub use crate::config::{FlagSettings, Paths, resolve};
     }
     pub mod entropy {
         pub use crate::entropy::hex;
@@ -82,10 +83,11 @@ pub mod testing {
         pub use crate::jsonrpc::Message;
     }
     pub mod mcp {
-        pub use crate::mcp::{
-            AGENT_TOOLS, SERVED_EXTRAS, caps, client, era, intake, methods, ndjson,
-        };
-        pub use crate::mcp::{http, stdio, store};
+        pub use crate::mcp::{AGENT_TOOLS, SERVED_EXTRAS, caps, client, era, methods, ndjson};
+        pub use crate::mcp::{http, stdio};
+    }
+    pub mod mcp_servers {
+        pub use crate::mcp_servers::{expand, intake, normalize, store};
     }
     pub mod server {
         pub use crate::server::{McpServer, http};

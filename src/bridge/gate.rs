@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 
 use super::Bridge;
 use crate::approval::ApprovalKey;
-use crate::mcp::store::{self, pin_hash};
+use crate::mcp_servers::store::{self, pin_hash};
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
 use crate::vault::audit::{Event, digest};
 
@@ -416,12 +416,12 @@ fn run(
             );
             // Lasting trust (`tai mcp trust`) is kept against the pin: a redefinition
             // drops it. A person may answer "remember" to keep one.
-            if crate::mcp::trust::is_trusted(ctx.store, &server, &tool, &pin) {
+            if crate::mcp_servers::trust::is_trusted(ctx.store, &server, &tool, &pin) {
                 note(&format!(
                     "trusted: {shown_name} (`tai mcp untrust {server} {tool}` to ask again)"
                 ));
             } else if approve_mcp(ctx, &key, &what, &arguments, note)? {
-                match crate::mcp::trust::trust_one(ctx.store, &server, &tool) {
+                match crate::mcp_servers::trust::trust_one(ctx.store, &server, &tool) {
                     Ok(_) => note(&format!("remembered: {server}/{tool} is trusted")),
                     Err(e) => note(&format!("not remembered: {e}")),
                 }

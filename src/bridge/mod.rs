@@ -21,9 +21,9 @@ use serde_json::{Map, Value, json};
 use crate::approval::Approver;
 use crate::mcp::caps::MCP_MAX_TOOLS;
 use crate::mcp::client::{McpClient, McpError, Timeouts};
-use crate::mcp::dispatch;
+use crate::mcp_servers::dispatch;
 use crate::mcp::protocol::Tool;
-use crate::mcp::store::{self, pin_hash};
+use crate::mcp_servers::store::{self, pin_hash};
 use crate::mcp::transport::TransportError;
 use crate::tools::ToolOutput;
 use crate::vault::{Store, audit::Event};
@@ -95,7 +95,7 @@ impl Bridge {
             }
             // a project's own server is offered only inside its project
             let project = row.entry.options.project.as_deref();
-            if !crate::config::project::inside(project, &cwd) {
+            if !crate::mcp_servers::project::inside(project, &cwd) {
                 continue;
             }
             let mut count = 0;
@@ -200,7 +200,7 @@ impl Bridge {
         }
         let (entry, resolved) =
             dispatch::prepare(store, server, None, approver, env).map_err(|e| (e, "denied"))?;
-        let oauth = crate::mcp::oauth::vault::authorizer(
+        let oauth = crate::mcp_servers::oauth_vault::authorizer(
             store,
             server,
             &resolved.spec,
@@ -219,7 +219,7 @@ impl Bridge {
                 .unwrap_or_else(|_| "the server could not be started".into());
             (text, "protocol-error")
         })?;
-        crate::mcp::oauth::vault::persist(store, server, &mut client);
+        crate::mcp_servers::oauth_vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
         self.recheck(store, server)
     }
@@ -246,7 +246,7 @@ impl Bridge {
                 return (ToolOutput::error("no connection"), "protocol-error");
             };
             let called = client.call_tool(tool, arguments.clone());
-            crate::mcp::oauth::vault::persist(store, server, client);
+            crate::mcp_servers::oauth_vault::persist(store, server, client);
             match called {
                 Ok(r) => {
                     let changed = client.tools_changed;

@@ -295,7 +295,7 @@ fn repl(
                     }
                 }
                 "mcp" => {
-                    for s in crate::mcp::store::summaries(&ctx.store)? {
+                    for s in crate::mcp_servers::store::summaries(&ctx.store)? {
                         out(&format!(
                             "{}  {}  enabled for: {}  tools: {}\n",
                             s.name,

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::{Context, Failure, Result};
-use crate::config::editor_vars::EditorVars;
-use crate::config::normalize::Normalized;
+use crate::mcp_servers::editor_vars::EditorVars;
+use crate::mcp_servers::normalize::Normalized;
 use crate::config::process_env;
 
 /// The tools `tai mcp import TOOL` knows, with their config files. `~` is the home
@@ -168,7 +168,7 @@ pub fn tool_files(tool: &str, home: &Path, cwd: &Path) -> Option<Vec<Found>> {
     let (_, paths) = LOCATIONS.iter().find(|(t, _)| *t == tool)?;
     let codex_home = process_env("CODEX_HOME").map(PathBuf::from);
     let exists = |p: &Path| p.exists();
-    let root = crate::config::project::repo_root(cwd, &exists);
+    let root = crate::mcp_servers::project::repo_root(cwd, &exists);
     let mut out = Vec::new();
     for p in *paths {
         if let Some(rest) = p.strip_prefix("@/") {
@@ -239,7 +239,7 @@ pub fn origins(what: &str) -> Result<Vec<Origin>> {
     let home = process_env("HOME").map(PathBuf::from).unwrap_or_default();
     let workspace = {
         let exists = |p: &Path| p.exists();
-        crate::config::project::repo_root(&cwd, &exists).unwrap_or_else(|| cwd.clone())
+        crate::mcp_servers::project::repo_root(&cwd, &exists).unwrap_or_else(|| cwd.clone())
     };
     if let Some(files) = tool_files(what, &home, &cwd) {
         let paths = LOCATIONS
@@ -275,7 +275,7 @@ pub fn origins(what: &str) -> Result<Vec<Origin>> {
     // a repository's own config (`.mcp.json`, `.vscode/mcp.json`, …) stays tied to it
     let project = file.as_ref().and_then(|f| {
         let f = std::fs::canonicalize(f).ok()?;
-        crate::config::project::PROJECT_FILES
+        crate::mcp_servers::project::PROJECT_FILES
             .iter()
             .find_map(|(rel, _)| {
                 let mut root = f.clone();

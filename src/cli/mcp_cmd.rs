@@ -12,11 +12,11 @@ use crate::approval::{Approver, TerminalApprover};
 use crate::bridge::gate::{self, Ask, Entrance};
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
-use crate::mcp::dispatch;
+use crate::mcp_servers::dispatch;
 use crate::mcp::era::{Era, EraChoice};
-use crate::mcp::intake::{self, AddOptions};
+use crate::mcp_servers::intake::{self, AddOptions};
 use crate::mcp::protocol::Tool;
-use crate::mcp::store;
+use crate::mcp_servers::store;
 use crate::resolver::Target;
 use crate::sanitize;
 use crate::tools::ToolContext;
@@ -52,7 +52,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                     let here = std::env::current_dir()?;
                     let exists = |p: &std::path::Path| p.exists();
                     let workspace =
-                        crate::config::project::repo_root(&here, &exists).unwrap_or(here);
+                        crate::mcp_servers::project::repo_root(&here, &exists).unwrap_or(here);
                     let vars = import_cmd::editor_vars(&workspace);
                     paste
                         .normalized
@@ -157,7 +157,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
         }
         McpCmd::Trust { server, tool } => {
             let mut ctx = load()?;
-            let names = crate::mcp::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
+            let names = crate::mcp_servers::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
             for n in &names {
                 ctx.store
                     .audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
@@ -174,7 +174,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
         }
         McpCmd::Untrust { server, tool } => {
             let mut ctx = load()?;
-            let n = crate::mcp::trust::untrust(&ctx.store, server, tool)?;
+            let n = crate::mcp_servers::trust::untrust(&ctx.store, server, tool)?;
             ctx.store.audit(Event::new(
                 "mcp-trust",
                 &format!("{server}/{tool}"),
@@ -338,7 +338,7 @@ pub(super) fn import_origins(
         if !json {
             eprintln!("tai: reading {}", o.label);
         }
-        let mut paste = match crate::config::normalize::normalize(&o.text, cfg!(windows)) {
+        let mut paste = match crate::mcp_servers::normalize::normalize(&o.text, cfg!(windows)) {
             Ok(n) => intake::Paste {
                 source: n
                     .source

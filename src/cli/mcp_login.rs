@@ -18,9 +18,9 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
     ctx.unlock()?;
     let mut approver = TerminalApprover::new(ctx.config.approval);
     let (entry, resolved) =
-        crate::mcp::dispatch::prepare(&mut ctx.store, server, None, &mut approver, &process_env)
+        crate::mcp_servers::dispatch::prepare(&mut ctx.store, server, None, &mut approver, &process_env)
             .map_err(Failure)?;
-    let mut auth = oauth::vault::authorizer(&ctx.store, server, &resolved.spec, Interaction::Always, &process_env)
+    let mut auth = crate::mcp_servers::oauth_vault::authorizer(&ctx.store, server, &resolved.spec, Interaction::Always, &process_env)
         .ok_or_else(|| {
             Failure(format!(
                 "{server} is not an HTTP server without a static Authorization header: there is nothing to log in to"
@@ -47,7 +47,7 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
             "{server} did not ask for a login (it answered without one); nothing was stored"
         )));
     }
-    oauth::vault::save(&ctx.store, server, &state)?;
+    crate::mcp_servers::oauth_vault::save(&ctx.store, server, &state)?;
     ctx.store.audit(Event::new("mcp-oauth", server, "login"))?;
     Ok(out(&format!(
         "{server}: {}\n",
@@ -58,12 +58,12 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
 /// Show the stored authorization state.
 pub fn status(ctx: &mut Context, server: &str) -> Result {
     ctx.unlock()?;
-    if crate::mcp::store::load(&ctx.store, server)?.is_none() {
+    if crate::mcp_servers::store::load(&ctx.store, server)?.is_none() {
         return Err(Failure(format!(
             "no MCP server named {server:?} (see `tai mcp list`)"
         )));
     }
-    let line = match oauth::vault::load(&ctx.store, server)? {
+    let line = match crate::mcp_servers::oauth_vault::load(&ctx.store, server)? {
         Some(st) => st.describe(crate::vault::now_ms()),
         None => "oauth: not logged in".into(),
     };
@@ -73,7 +73,7 @@ pub fn status(ctx: &mut Context, server: &str) -> Result {
 /// Forget the server's tokens and client registration.
 pub fn logout(ctx: &mut Context, server: &str) -> Result {
     ctx.unlock()?;
-    if !oauth::vault::remove(&ctx.store, server)? {
+    if !crate::mcp_servers::oauth_vault::remove(&ctx.store, server)? {
         return Err(Failure(format!("{server} has no OAuth login stored")));
     }
     ctx.store.audit(Event::new("mcp-oauth", server, "logout"))?;

@@ -5,7 +5,7 @@
 //! asked again until the file changes (the one-line notice stays).
 //!
 //! Imported project servers record their project and are offered to the agent only
-//! inside it (`config::project::inside`).
+//! inside it (`mcp_servers::project::inside`).
 
 use std::path::Path;
 
@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 
 use super::import_cmd::{self, Origin};
 use super::{Context, Result};
-use crate::config::project::{self, ProjectConfig};
-use crate::mcp::store;
+use crate::mcp_servers::project::{self, ProjectConfig};
+use crate::mcp_servers::store;
 
 fn declined_key(path: &Path) -> String {
     format!("project.declined.{}", path.display())
@@ -25,7 +25,7 @@ fn new_servers(ctx: &Context, c: &ProjectConfig, cwd: &Path) -> Vec<String> {
     let Ok(Some(text)) = import_cmd::file_origin(&c.path, cwd) else {
         return Vec::new();
     };
-    let Ok(n) = crate::config::normalize::normalize(&text, false) else {
+    let Ok(n) = crate::mcp_servers::normalize::normalize(&text, false) else {
         return Vec::new();
     };
     n.entries

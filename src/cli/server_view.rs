@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use rusqlite::OptionalExtension;
 use serde_json::{Map, Value, json};
 
-use crate::config::normalize::Leg;
-use crate::mcp::store::{self, ServerRow};
+use crate::mcp_servers::normalize::Leg;
+use crate::mcp_servers::store::{self, ServerRow};
 use crate::vault::Store;
 
 /// A value as shown: `${NAME}` references stay, anything else is masked.
@@ -36,7 +36,7 @@ fn masked(m: &BTreeMap<String, String>) -> Map<String, Value> {
 /// The tool object.
 pub fn tool_json(store: &Store, row: &ServerRow, t: &store::StoredTool) -> Value {
     let server = &row.entry.name;
-    let trusted = crate::mcp::trust::state(store, server, &t.name)
+    let trusted = crate::mcp_servers::trust::state(store, server, &t.name)
         .ok()
         .flatten()
         == Some(true);
@@ -387,7 +387,7 @@ pub fn export(rows: &[ServerRow], format: &str) -> (String, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::normalize::normalize;
+    use crate::mcp_servers::normalize::normalize;
 
     fn rows(text: &str) -> Vec<ServerRow> {
         normalize(text, false)

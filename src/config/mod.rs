@@ -12,12 +12,6 @@ use serde::Deserialize;
 
 use crate::vault::ProfileRow;
 
-pub mod editor_vars;
-pub mod envfile;
-pub mod expand;
-pub mod normalize;
-pub mod project;
-pub mod server_options;
 
 /// The built-in model endpoint: a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";

@@ -5,20 +5,16 @@
 
 pub mod caps;
 pub mod client;
-pub mod dispatch;
 pub mod entry;
 pub mod era;
 pub mod handshake;
 pub mod http;
-pub mod intake;
 pub mod methods;
 pub mod ndjson;
 pub mod oauth;
 pub mod protocol;
 pub mod stdio;
-pub mod store;
 pub mod transport;
-pub mod trust;
 
 /// The name tai gives itself as MCP client and as MCP server.
 pub const IMPLEMENTATION_NAME: &str = "tai";

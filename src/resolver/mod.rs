@@ -14,7 +14,7 @@ pub mod sources;
 
 use serde_json::Value;
 
-use crate::config::normalize::{Entry, Leg};
+use crate::mcp_servers::normalize::{Entry, Leg};
 use registry::{Listed, ShaCheck};
 
 /// Where the resolver looks; every base is configurable (mirrors, air-gapped use, tests).
@@ -777,7 +777,7 @@ impl Resolution {
 /// they came from (a registry input, a README's env block).
 fn references(e: &Entry) -> Vec<String> {
     let nothing = |_: &str| None;
-    let src = crate::config::expand::Sources {
+    let src = crate::mcp_servers::expand::Sources {
         env: &nothing,
         secret: &nothing,
     };
@@ -796,7 +796,7 @@ fn references(e: &Entry) -> Vec<String> {
     };
     let mut out: Vec<String> = Vec::new();
     for t in texts {
-        for m in crate::config::expand::expand(t, &src).missing {
+        for m in crate::mcp_servers::expand::expand(t, &src).missing {
             if !out.contains(&m) {
                 out.push(m);
             }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Candidate;
-use crate::config::normalize::{Entry, Leg, sanitize_name};
+use crate::mcp_servers::normalize::{Entry, Leg, sanitize_name};
 use crate::mcp::era::EraChoice;
 
 /// The `_meta` key the official registry puts its status under.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Candidate;
 
-use crate::config::normalize::{Entry, Leg, normalize, sanitize_name};
+use crate::mcp_servers::normalize::{Entry, Leg, normalize, sanitize_name};
 use crate::shell_words::split_words;
 use crate::mcp::era::EraChoice;
 
@@ -320,7 +320,7 @@ fn command_line(line: &str, origin: &str) -> Option<Candidate> {
         env,
         cwd: None,
     };
-    let name = crate::config::normalize::derive_name(&leg);
+    let name = crate::mcp_servers::normalize::derive_name(&leg);
     Some(candidate(&name, leg, format!("{origin}: `{t}`")))
 }
 

@@ -1,6 +1,6 @@
 //! The seven agent tools that manage MCP servers: `mcp_add`, `mcp_list`, `mcp_enable`,
 //! `mcp_disable`, `mcp_remove`, `mcp_tools`, `mcp_call`. They take the same paths as the
-//! `tai mcp` commands (`mcp::intake`, `mcp::store`, and for calls the one trust gate,
+//! `tai mcp` commands (`mcp_servers::intake`, `mcp_servers::store`, and for calls the one trust gate,
 //! `bridge::gate`). None of them changes a pin: re-adding a stored server stores its
 //! live tool list beside the pins and leaves changed tools withheld.
 
@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 use crate::bridge::gate::{self, Ask, Entrance};
 use crate::mcp::client::Timeouts;
-use crate::mcp::{intake, store};
+use crate::mcp_servers::{intake, store};
 use crate::resolver::{Target, resolve_online};
 use crate::vault::audit::Event;
 

@@ -188,7 +188,7 @@ fn manage_a_server_through_the_agent_tools() {
         json!({"server": "agentstub"}),
     );
     assert!(out.is_error && out.text.contains("did not approve"));
-    assert_eq!(tai::testing::mcp::store::count(&store).unwrap(), 1);
+    assert_eq!(tai::testing::mcp_servers::store::count(&store).unwrap(), 1);
     assert!(
         !run(
             &mut store,
@@ -198,5 +198,5 @@ fn manage_a_server_through_the_agent_tools() {
         )
         .is_error
     );
-    assert_eq!(tai::testing::mcp::store::count(&store).unwrap(), 0);
+    assert_eq!(tai::testing::mcp_servers::store::count(&store).unwrap(), 0);
 }

@@ -707,7 +707,7 @@ fn the_agent_resolves_and_adds_through_its_tools() {
     assert!(!out.is_error, "{}", out.text);
     let v: Value = serde_json::from_str(&out.text).unwrap();
     assert_eq!(v["added"]["name"], "tool");
-    let row = tai::testing::mcp::store::load(&store, "tool")
+    let row = tai::testing::mcp_servers::store::load(&store, "tool")
         .unwrap()
         .unwrap();
     assert_eq!(row.source, "github:acme/tool");

@@ -696,8 +696,8 @@ fn tais_own_environment_is_not_readable_by_its_user() {
 /// a change to the passthrough list asks again.
 #[test]
 fn consent_shows_the_passthrough_list_and_covers_it() {
-    use tai::testing::config::normalize::normalize;
-    use tai::testing::mcp::intake;
+    use tai::testing::mcp_servers::normalize::normalize;
+    use tai::testing::mcp_servers::intake;
     let dir = TempDir::new("consent-pass");
     let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let toml = "[mcp_servers.docs]\ncommand = \"docs-server\"\nenv = { DOCS_TOKEN = \"${T}\" }\nenv_vars = [\"PROJECT_DIR\", \"LANG_EXTRA\"]\n";
@@ -747,7 +747,7 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
     let mut store = Store::open(&path).unwrap();
     // locked: listing works, the env stays closed
     assert_eq!(
-        tai::testing::mcp::store::list_public(&store).unwrap()[0]
+        tai::testing::mcp_servers::store::list_public(&store).unwrap()[0]
             .entry
             .name,
         "old"
@@ -762,7 +762,7 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
     }
     let mut store = Store::open(&path).unwrap();
     store.unlock(PASSPHRASE).unwrap();
-    let row = tai::testing::mcp::store::load(&store, "old")
+    let row = tai::testing::mcp_servers::store::load(&store, "old")
         .unwrap()
         .unwrap();
     assert!(format!("{:?}", row.entry.leg).contains(LITERAL_ENV));
@@ -799,8 +799,8 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
 /// (a hostile pasted config approved with --auto would otherwise send them anywhere).
 #[test]
 fn own_secrets_only_through_env() {
-    use tai::testing::config::normalize::normalize;
-    use tai::testing::mcp::intake;
+    use tai::testing::mcp_servers::normalize::normalize;
+    use tai::testing::mcp_servers::intake;
     let dir = TempDir::new("own-secrets");
     let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let env = |k: &str| {
@@ -849,8 +849,8 @@ fn own_secrets_only_through_env() {
 /// `LD_PRELOAD` is seen before it runs).
 #[test]
 fn consent_shows_what_an_env_file_sets() {
-    use tai::testing::config::normalize::normalize;
-    use tai::testing::mcp::intake;
+    use tai::testing::mcp_servers::normalize::normalize;
+    use tai::testing::mcp_servers::intake;
     let dir = TempDir::new("consent-envfile");
     let env_file = dir.path().join(".env");
     std::fs::write(

@@ -646,12 +646,12 @@ fn what_a_person_sees_is_whole_and_escaped() {
     let paste = json!({"mcpServers": {"x": {"command": "uvx", "args": ["mcp-server-time"],
         "env": {"PATH": format!("{}:/usr/bin", evil.display()), "TOKEN": "${MY_TOKEN}", "API_KEY": "sk-literal-123", "MODE": "fast"}}}})
     .to_string();
-    let entry = tai::testing::config::normalize::normalize(&paste, false)
+    let entry = tai::testing::mcp_servers::normalize::normalize(&paste, false)
         .unwrap()
         .entries[0]
         .clone();
     let env = |k: &str| (k == "MY_TOKEN").then(|| "supersecretvalue".to_string());
-    let shown = tai::testing::mcp::intake::resolve(&entry, &store, &env)
+    let shown = tai::testing::mcp_servers::intake::resolve(&entry, &store, &env)
         .unwrap()
         .shown();
     assert!(
@@ -674,11 +674,11 @@ fn what_a_person_sees_is_whole_and_escaped() {
     let paste = json!({"mcpServers": {"h": {"url": "https://example.com/mcp",
         "headers": {"Authorization": "Bearer ${MY_TOKEN}", "X-Key": "literal-key-value"}}}})
     .to_string();
-    let entry = tai::testing::config::normalize::normalize(&paste, false)
+    let entry = tai::testing::mcp_servers::normalize::normalize(&paste, false)
         .unwrap()
         .entries[0]
         .clone();
-    let shown = tai::testing::mcp::intake::resolve(&entry, &store, &env)
+    let shown = tai::testing::mcp_servers::intake::resolve(&entry, &store, &env)
         .unwrap()
         .shown();
     assert!(

@@ -13,7 +13,6 @@ pub mod discovery;
 pub mod documents;
 pub mod flow;
 pub mod pkce;
-pub mod vault;
 
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 //! `fuzz_targets/*.rs` hand them to libFuzzer; `src/smoke.rs` replays the seed corpus
 //! and a fixed-seed mutation pass through them on a stable toolchain.
 
-use tai::testing::config::expand::{Sources, expand};
-use tai::testing::config::normalize::normalize;
+use tai::testing::mcp_servers::expand::{Sources, expand};
+use tai::testing::mcp_servers::normalize::normalize;
 use tai::testing::http::sse;
 use tai::testing::jsonrpc::Message;
 use tai::testing::mcp::ndjson::{Frame, LineSplitter};

@@ -4,15 +4,15 @@
 
 use sha2::{Digest, Sha256};
 
-use super::caps::MCP_MAX_SERVERS;
-use super::client::{McpClient, ServerSpec, Timeouts};
-use super::http::HttpSpec;
-use super::protocol::Tool;
-use super::stdio::StdioSpec;
+use crate::mcp::caps::MCP_MAX_SERVERS;
+use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
+use crate::mcp::http::HttpSpec;
+use crate::mcp::protocol::Tool;
+use crate::mcp::stdio::StdioSpec;
 use super::store;
 use crate::approval::Approver;
-use crate::config::expand::{Expanded, Sources, expand};
-use crate::config::normalize::{Entry, Leg, Normalized, valid_name};
+use crate::mcp_servers::expand::{Expanded, Sources, expand};
+use crate::mcp_servers::normalize::{Entry, Leg, Normalized, valid_name};
 use crate::sanitize;
 use crate::vault::redact::{Secret, redact};
 use crate::vault::{Store, audit::Event};
@@ -429,7 +429,7 @@ fn read_env_file(server: &str, path: &str) -> Result<Vec<(String, String)>, Stri
     let text = std::fs::read_to_string(path).map_err(|e| {
         format!("{server}: its envFile {path:?} cannot be read ({e}); nothing was started")
     })?;
-    crate::config::envfile::parse(&text)
+    crate::mcp_servers::envfile::parse(&text)
         .map_err(|e| format!("{server}: its envFile {path:?}: {e}; nothing was started"))
 }
 
@@ -514,17 +514,17 @@ pub fn add(
             .err()
             .unwrap_or_else(|| format!("{what}: not approved; nothing was stored")));
     }
-    let oauth = super::oauth::vault::authorizer(
+    let oauth = super::oauth_vault::authorizer(
         store,
         &entry.name,
         &resolved.spec,
-        super::oauth::Interaction::Ask,
+        crate::mcp::oauth::Interaction::Ask,
         opts.env,
     )
-    .map(|o| match (opts.env)(super::oauth::CLIENT_ID_ENV) {
+    .map(|o| match (opts.env)(crate::mcp::oauth::CLIENT_ID_ENV) {
         // A pre-registered client for a server that offers no registration.
         Some(id) if o.state.client.is_none() && !id.is_empty() => {
-            o.with_client(&id, (opts.env)(super::oauth::CLIENT_SECRET_ENV))
+            o.with_client(&id, (opts.env)(crate::mcp::oauth::CLIENT_SECRET_ENV))
         }
         _ => o,
     });
@@ -564,7 +564,7 @@ pub fn add(
         crate::bridge::record_listing(store, &entry.name, &tools);
     }
     if let Some(state) = auth {
-        super::oauth::vault::save(store, &entry.name, &state).map_err(|e| e.to_string())?;
+        super::oauth_vault::save(store, &entry.name, &state).map_err(|e| e.to_string())?;
         let _ = store.audit(Event::new("mcp-oauth", &entry.name, "tokens-stored"));
     }
     let _ = store.audit(Event {
@@ -612,7 +612,7 @@ pub fn paste(store: &Store, text: &str) -> Result<Paste, String> {
         });
     }
     let normalized =
-        crate::config::normalize::normalize(text, cfg!(windows)).map_err(|e| e.to_string())?;
+        crate::mcp_servers::normalize::normalize(text, cfg!(windows)).map_err(|e| e.to_string())?;
     let source = normalized
         .source
         .as_ref()
@@ -682,8 +682,8 @@ pub fn verify(
     spec: &ServerSpec,
     entry: &Entry,
     timeouts: Timeouts,
-    oauth: Option<super::oauth::OAuth>,
-) -> Result<(Vec<Tool>, String, String, Option<super::oauth::AuthState>), String> {
+    oauth: Option<crate::mcp::oauth::OAuth>,
+) -> Result<(Vec<Tool>, String, String, Option<crate::mcp::oauth::AuthState>), String> {
     let mut client = McpClient::connect_with(spec, entry.protocol, timeouts, oauth)
         .map_err(|e| e.to_string())?;
     let tools = client.list_tools().map_err(|e| e.to_string())?;

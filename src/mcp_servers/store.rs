@@ -12,7 +12,7 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::normalize::{Entry, Leg};
+use crate::mcp_servers::normalize::{Entry, Leg};
 use crate::mcp::era::EraChoice;
 use crate::mcp::protocol::Tool;
 use crate::vault::{self, Store, now_ms};
@@ -219,7 +219,7 @@ pub fn remove(store: &mut Store, name: &str) -> vault::Result<()> {
         )));
     }
     for part in ["access", "refresh", "client", "state"] {
-        let secret = format!("{}.{part}", super::oauth::vault::stem(name));
+        let secret = format!("{}.{part}", super::oauth_vault::stem(name));
         tx.execute("DELETE FROM secrets WHERE name = ?1", [secret])
             .map_err(sql("removing a server's login"))?;
     }

@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{AuthState, Interaction, OAuth};
+use crate::mcp::oauth::{AuthState, Interaction, OAuth};
 use crate::mcp::client::{McpClient, ServerSpec};
 use crate::vault::{self, Store, audit::Event};
 

@@ -42,7 +42,7 @@ pub struct Entry {
     /// `env_vars`: names of tai's environment passed through to a stdio server beside the
     /// base allowlist (see `child_env`); shown at consent.
     pub env_vars: Vec<String>,
-    /// Timeouts, `envFile`, project: kept beside the row (`config::server_options`).
+    /// Timeouts, `envFile`, project: kept beside the row (`mcp_servers::server_options`).
     pub options: ServerOptions,
 }
 

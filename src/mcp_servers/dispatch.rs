@@ -5,7 +5,7 @@
 
 use super::{intake, store};
 use crate::approval::Approver;
-use crate::config::normalize::Entry;
+use crate::mcp_servers::normalize::Entry;
 use crate::vault::{Store, audit::Event};
 
 /// Everything before a connection to a stored server: the row, the allow/deny list for

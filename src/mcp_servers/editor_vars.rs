@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn entries_are_substituted_everywhere_that_runs() {
-        let n = crate::config::normalize::normalize(
+        let n = crate::mcp_servers::normalize::normalize(
             r#"{"servers": {"fs": {"command": "${userHome}/bin/srv", "args": ["${workspaceFolder}"],
                 "env": {"ROOT": "${workspaceFolder}"}, "cwd": "${workspaceFolder}", "envFile": "${workspaceFolder}/.env"}}}"#,
             false,
