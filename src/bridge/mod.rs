@@ -22,7 +22,7 @@ use crate::approval::Approver;
 use crate::mcp::caps::MCP_MAX_TOOLS;
 use crate::mcp::client::{McpClient, McpError, Timeouts};
 use crate::mcp_servers::dispatch;
-use crate::mcp::protocol::Tool;
+use crate::mcp_servers::listing::{approved_key, record_listing};
 use crate::mcp_servers::store::{self, pin_hash};
 use crate::mcp::transport::TransportError;
 use crate::tools::ToolOutput;
@@ -57,11 +57,6 @@ pub struct Bridge {
     /// What a server's demand for a new OAuth login may do (the REPL asks; `-p` and
     /// served modes fail with a message naming `tai mcp login NAME`).
     pub oauth_interaction: crate::mcp::oauth::Interaction,
-}
-
-/// The key under which the last approved definition of a drifted tool is kept for review.
-fn approved_key(server: &str, tool: &str) -> String {
-    format!("mcp.approved.{server}.{tool}")
 }
 
 impl Bridge {
@@ -359,59 +354,6 @@ fn withheld_error(server: &str, tool: &str) -> ToolOutput {
         "the MCP tool {server}/{tool} was added or redefined by its server since it was approved, so it is withheld. \
          A person must review it: `tai mcp tools {server}` shows it, `tai mcp approve {server} {tool}` approves it."
     ))
-}
-
-/// A fresh listing applied to the vault (see [`apply_listing`]), each change audited as
-/// `mcp-drift`. Pins are never changed here.
-pub fn record_listing(
-    store: &mut Store,
-    server: &str,
-    listed: &[Tool],
-) -> Vec<(String, &'static str)> {
-    let changes = apply_listing(store, server, listed);
-    for (tool, change) in &changes {
-        let _ = store.audit(Event::new("mcp-drift", &format!("{server}/{tool}"), change));
-    }
-    changes
-}
-
-/// Compare a fresh listing with the stored definitions and pins; store what changed.
-/// Returns `(tool, "added" | "changed" | "removed")` for every difference.
-pub fn apply_listing(
-    store: &mut Store,
-    server: &str,
-    listed: &[Tool],
-) -> Vec<(String, &'static str)> {
-    let stored = store::tools(store, server).unwrap_or_default();
-    let mut changes = Vec::new();
-    for t in listed {
-        let hash = pin_hash(&t.name, t.description.as_deref(), &t.input_schema);
-        match stored.iter().find(|s| s.name == t.name) {
-            Some(s) if pin_hash(&s.name, s.description.as_deref(), &s.schema) == hash => {}
-            Some(s) => {
-                if s.pinned {
-                    // Keep what was approved, for review.
-                    let _ = store.meta_set(
-                        &approved_key(server, &t.name),
-                        json!({"description": s.description, "inputSchema": s.schema}).to_string(),
-                    );
-                }
-                let _ = store::put_tool(store, server, t);
-                changes.push((t.name.clone(), "changed"));
-            }
-            None => {
-                let _ = store::put_tool(store, server, t);
-                changes.push((t.name.clone(), "added"));
-            }
-        }
-    }
-    for s in &stored {
-        if !listed.iter().any(|t| t.name == s.name) {
-            let _ = store::delete_tool(store, server, &s.name);
-            changes.push((s.name.clone(), "removed"));
-        }
-    }
-    changes
 }
 
 /// One definition of a tool, as a person reviews it.

@@ -40,7 +40,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                 Some(target) => {
                     let r = resolve_github(&ctx, &target, *pick, *json)
                         .map_err(|f| Failure(f.to_string()))?;
-                    intake::paste_resolved(&r)
+                    intake::paste_resolved(r.chosen.entry.clone(), r.notes(), r.source.clone())
                 }
                 None if pick.is_some() => {
                     return Err(Failure("--pick chooses among a GitHub URL's candidates; this source is not a GitHub URL".into()));

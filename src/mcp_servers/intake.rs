@@ -561,7 +561,7 @@ pub fn add(
         // Re-verifying a stored server never changes a pin (`--yolo` and the model reach
         // this path): the live list is stored beside the pins, changed and added tools
         // stay withheld until a person approves them.
-        crate::bridge::record_listing(store, &entry.name, &tools);
+        super::listing::record_listing(store, &entry.name, &tools);
     }
     if let Some(state) = auth {
         super::oauth_vault::save(store, &entry.name, &state).map_err(|e| e.to_string())?;
@@ -624,15 +624,16 @@ pub fn paste(store: &Store, text: &str) -> Result<Paste, String> {
     })
 }
 
-/// A GitHub URL's resolution as a paste: its one entry, `source = github:<owner>/<repo>`.
-pub fn paste_resolved(r: &crate::resolver::Resolution) -> Paste {
+/// A GitHub URL's resolution as a paste: its one entry, the resolver's notes,
+/// `source = github:<owner>/<repo>`.
+pub fn paste_resolved(entry: Entry, notes: Vec<String>, source: String) -> Paste {
     Paste {
         normalized: Normalized {
-            entries: vec![r.chosen.entry.clone()],
-            notes: r.notes(),
+            entries: vec![entry],
+            notes,
             ..Normalized::default()
         },
-        source: r.source.clone(),
+        source,
         refresh: false,
     }
 }

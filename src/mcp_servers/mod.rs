@@ -12,6 +12,7 @@ pub mod editor_vars;
 pub mod envfile;
 pub mod expand;
 pub mod intake;
+pub mod listing;
 pub mod normalize;
 pub mod oauth_vault;
 pub mod project;

@@ -143,7 +143,7 @@ pub fn save(
         .optional()
         .map_err(sql("storing a server"))?;
     // A stored server's tools and pins are left as they are: the caller applies the live
-    // listing against the pins (`bridge::record_listing`), so re-adding never re-pins.
+    // listing against the pins (`listing::record_listing`), so re-adding never re-pins.
     let tools: &[Tool] = if created.is_some() { &[] } else { tools };
     tx.execute(
         // An upsert, not REPLACE: the row is updated in place, so its profile rows stay.
