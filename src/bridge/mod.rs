@@ -21,10 +21,10 @@ use serde_json::{Map, Value, json};
 use crate::approval::Approver;
 use crate::mcp::caps::MCP_MAX_TOOLS;
 use crate::mcp::client::{McpClient, McpError, Timeouts};
+use crate::mcp::transport::TransportError;
 use crate::mcp_servers::dispatch;
 use crate::mcp_servers::listing::{approved_key, record_listing};
 use crate::mcp_servers::store::{self, pin_hash};
-use crate::mcp::transport::TransportError;
 use crate::tools::ToolOutput;
 use crate::vault::{Store, audit::Event};
 

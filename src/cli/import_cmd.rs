@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::{Context, Failure, Result};
+use crate::config::process_env;
 use crate::mcp_servers::editor_vars::EditorVars;
 use crate::mcp_servers::normalize::Normalized;
-use crate::config::process_env;
 
 /// The tools `tai mcp import TOOL` knows, with their config files. `~` is the home
 /// folder, `@` the current project (the current directory up to the repository root).

@@ -12,10 +12,10 @@ use crate::approval::{Approver, TerminalApprover};
 use crate::bridge::gate::{self, Ask, Entrance};
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
-use crate::mcp_servers::dispatch;
 use crate::mcp::era::{Era, EraChoice};
-use crate::mcp_servers::intake::{self, AddOptions};
 use crate::mcp::protocol::Tool;
+use crate::mcp_servers::dispatch;
+use crate::mcp_servers::intake::{self, AddOptions};
 use crate::mcp_servers::store;
 use crate::resolver::Target;
 use crate::sanitize;
@@ -157,7 +157,8 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
         }
         McpCmd::Trust { server, tool } => {
             let mut ctx = load()?;
-            let names = crate::mcp_servers::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
+            let names =
+                crate::mcp_servers::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
             for n in &names {
                 ctx.store
                     .audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
@@ -721,7 +722,8 @@ fn probe(a: &ProbeArgs) -> Result {
     } else {
         a.source.clone()
     };
-    let (mut spec, mut choice) = crate::mcp::entry::parse(&text).map_err(Failure)?;
+    let (mut spec, mut choice) =
+        crate::mcp_servers::probe::one_server(&text, cfg!(windows)).map_err(Failure)?;
     if let Some(p) = &a.protocol {
         choice = EraChoice::parse(p).unwrap_or_default();
     }

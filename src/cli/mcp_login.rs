@@ -17,9 +17,14 @@ use crate::vault::audit::Event;
 pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result {
     ctx.unlock()?;
     let mut approver = TerminalApprover::new(ctx.config.approval);
-    let (entry, resolved) =
-        crate::mcp_servers::dispatch::prepare(&mut ctx.store, server, None, &mut approver, &process_env)
-            .map_err(Failure)?;
+    let (entry, resolved) = crate::mcp_servers::dispatch::prepare(
+        &mut ctx.store,
+        server,
+        None,
+        &mut approver,
+        &process_env,
+    )
+    .map_err(Failure)?;
     let mut auth = crate::mcp_servers::oauth_vault::authorizer(&ctx.store, server, &resolved.spec, Interaction::Always, &process_env)
         .ok_or_else(|| {
             Failure(format!(

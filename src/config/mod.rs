@@ -12,7 +12,6 @@ use serde::Deserialize;
 
 use crate::vault::ProfileRow;
 
-
 /// The built-in model endpoint: a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 /// The profile used when nothing names one.

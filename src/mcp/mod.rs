@@ -5,7 +5,6 @@
 
 pub mod caps;
 pub mod client;
-pub mod entry;
 pub mod era;
 pub mod handshake;
 pub mod http;

@@ -4,13 +4,13 @@
 
 use sha2::{Digest, Sha256};
 
+use super::store;
+use crate::approval::Approver;
 use crate::mcp::caps::MCP_MAX_SERVERS;
 use crate::mcp::client::{McpClient, ServerSpec, Timeouts};
 use crate::mcp::http::HttpSpec;
 use crate::mcp::protocol::Tool;
 use crate::mcp::stdio::StdioSpec;
-use super::store;
-use crate::approval::Approver;
 use crate::mcp_servers::expand::{Expanded, Sources, expand};
 use crate::mcp_servers::normalize::{Entry, Leg, Normalized, valid_name};
 use crate::sanitize;
@@ -684,7 +684,15 @@ pub fn verify(
     entry: &Entry,
     timeouts: Timeouts,
     oauth: Option<crate::mcp::oauth::OAuth>,
-) -> Result<(Vec<Tool>, String, String, Option<crate::mcp::oauth::AuthState>), String> {
+) -> Result<
+    (
+        Vec<Tool>,
+        String,
+        String,
+        Option<crate::mcp::oauth::AuthState>,
+    ),
+    String,
+> {
     let mut client = McpClient::connect_with(spec, entry.protocol, timeouts, oauth)
         .map_err(|e| e.to_string())?;
     let tools = client.list_tools().map_err(|e| e.to_string())?;

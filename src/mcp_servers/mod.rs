@@ -15,6 +15,7 @@ pub mod intake;
 pub mod listing;
 pub mod normalize;
 pub mod oauth_vault;
+pub mod probe;
 pub mod project;
 pub mod server_options;
 pub mod store;

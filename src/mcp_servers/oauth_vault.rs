@@ -5,8 +5,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::mcp::oauth::{AuthState, Interaction, OAuth};
 use crate::mcp::client::{McpClient, ServerSpec};
+use crate::mcp::oauth::{AuthState, Interaction, OAuth};
 use crate::vault::{self, Store, audit::Event};
 
 /// The secret-name stem for `server`, within the vault's 64-character name limit.

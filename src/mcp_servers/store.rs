@@ -12,9 +12,9 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::mcp_servers::normalize::{Entry, Leg};
 use crate::mcp::era::EraChoice;
 use crate::mcp::protocol::Tool;
+use crate::mcp_servers::normalize::{Entry, Leg};
 use crate::vault::{self, Store, now_ms};
 
 /// A stored server.

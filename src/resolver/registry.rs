@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Candidate;
-use crate::mcp_servers::normalize::{Entry, Leg, sanitize_name};
 use crate::mcp::era::EraChoice;
+use crate::mcp_servers::normalize::{Entry, Leg, sanitize_name};
 
 /// The `_meta` key the official registry puts its status under.
 pub const OFFICIAL: &str = "io.modelcontextprotocol.registry/official";

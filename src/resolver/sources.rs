@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::Candidate;
 
+use crate::mcp::era::EraChoice;
 use crate::mcp_servers::normalize::{Entry, Leg, normalize, sanitize_name};
 use crate::shell_words::split_words;
-use crate::mcp::era::EraChoice;
 
 fn candidate(name: &str, leg: Leg, origin: String) -> Candidate {
     Candidate {

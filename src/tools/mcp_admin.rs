@@ -57,7 +57,9 @@ impl NativeTool for McpAdd {
             Some(target) => {
                 let pick = args.get("pick").and_then(Value::as_u64).map(|n| n as usize);
                 resolve_online(&target, &ctx.config.resolver, pick, ctx.env, &mut |_| {})
-                    .map(|r| intake::paste_resolved(r.chosen.entry.clone(), r.notes(), r.source.clone()))
+                    .map(|r| {
+                        intake::paste_resolved(r.chosen.entry.clone(), r.notes(), r.source.clone())
+                    })
                     .map_err(|f| f.to_string())
             }
             None => intake::paste(ctx.store, source_text),

@@ -570,3 +570,27 @@ fn one_thread_while_calling() {
         );
     }
 }
+
+/// `tai mcp probe` reads pasted text with the one normalizer `tai mcp add` uses: Zed's
+/// `context_servers` wrapper and Windsurf's `serverUrl` connect like any other shape.
+#[test]
+fn probe_reads_every_shape_add_reads() {
+    let t = Tai::new("probe-shapes");
+    let zed = json!({"context_servers": {"stub": {
+        "command": stub_stdio(), "args": ["--era", "legacy"]
+    }}});
+    let v = probe(&t, &zed.to_string(), &[]);
+    assert_eq!(
+        (v["era"].as_str(), v["server"]["name"].as_str()),
+        (Some("legacy"), Some("tai-stub"))
+    );
+    let stub = HttpStub::start(&["--era", "modern"]);
+    let windsurf = json!({"mcpServers": {"w": {"serverUrl": stub.url}}});
+    let v = probe(
+        &t,
+        &windsurf.to_string(),
+        &["--call", "echo", "--args", r#"{"text":"hi"}"#],
+    );
+    assert_eq!(v["era"], "modern");
+    assert_eq!(v["call"]["content"][0]["text"], "hi");
+}
