@@ -11,7 +11,6 @@ use serde_json::{Map, Value, json};
 use crate::bridge::Bridge;
 use crate::bridge::gate::{self, Ask, Entrance, Local};
 use crate::chat::{ChatClient, ToolCall};
-use crate::mcp::caps::MCP_RESULT_MAX;
 use crate::tools::select::ToolIndex;
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
 use crate::vault::audit::{Event, digest};
@@ -328,36 +327,6 @@ impl<'a> Agent<'a> {
             self.loaded.insert(h);
         }
         ToolOutput::ok(format!("loaded for the next step:\n{}", lines.join("\n")))
-    }
-}
-
-/// A result over `MCP_RESULT_MAX` is stored whole as a vault record; the model gets the
-/// id, the size, a short head and how to read more. Never a silent truncation.
-pub fn spill(ctx: &mut ToolContext<'_>, source: &str, text: String) -> (String, Option<String>) {
-    if text.len() <= MCP_RESULT_MAX {
-        return (text, None);
-    }
-    match ctx.store.record_put(&format!("tool:{source}"), &text) {
-        Ok(id) => {
-            let head_end = (0..=2000.min(text.len()))
-                .rev()
-                .find(|i| text.is_char_boundary(*i))
-                .unwrap_or(0);
-            let msg = format!(
-                "[the result is {} bytes, over the {} KB inline cap; stored whole as record {id}. Read it with record_get(id=\"{id}\", offset, limit). It begins:]\n{}",
-                text.len(),
-                MCP_RESULT_MAX / 1024,
-                &text[..head_end]
-            );
-            (msg, Some(id))
-        }
-        Err(e) => (
-            format!(
-                "[the result is {} bytes and could not be stored: {e}]",
-                text.len()
-            ),
-            None,
-        ),
     }
 }
 

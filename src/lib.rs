@@ -93,7 +93,8 @@ pub mod testing {
         pub use crate::server::{McpServer, http};
     }
     pub mod tools {
-        pub use crate::tools::{ToolContext, ToolOutput, all, dispatch, mcp_admin, select};
+        pub use crate::bridge::gate::dispatch;
+        pub use crate::tools::{ToolContext, ToolOutput, all, mcp_admin, select};
     }
     pub mod vault {
         pub use crate::vault::{Error, Store, audit, redact, schema, seal};

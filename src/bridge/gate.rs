@@ -27,6 +27,7 @@ use serde_json::{Map, Value};
 
 use super::Bridge;
 use crate::approval::ApprovalKey;
+use crate::mcp::caps::MCP_RESULT_MAX;
 use crate::mcp_servers::store::{self, pin_hash};
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
 use crate::vault::audit::{Event, digest};
@@ -179,7 +180,7 @@ fn finish(
         // Failed on the wire or refused by the bridge: an error, not spilled.
         return (ToolOutput::error(text), outcome, None);
     }
-    let (text, record) = crate::agent::spill(ctx, source, text);
+    let (text, record) = spill(ctx, source, text);
     (
         ToolOutput {
             text,
@@ -543,5 +544,66 @@ fn ask(
             });
             Err(("denied", format!("the user did not approve: {what}")))
         }
+    }
+}
+
+/// Run one native tool by name outside a turn (the integration tests' entrance): each
+/// tool as `tools::dispatch` runs it, and `mcp_call`, which only the gate can run,
+/// through [`call`] as the model's, with no kept connections.
+pub fn dispatch(
+    name: &str,
+    ctx: &mut ToolContext<'_>,
+    args: &Map<String, Value>,
+) -> Option<ToolOutput> {
+    if name != "mcp_call" {
+        return tools::dispatch(name, ctx, args);
+    }
+    let def = tools::all()
+        .into_iter()
+        .find(|t| t.def().name == name)?
+        .def();
+    if let Err(why) = tools::check_args(&def.parameters, args) {
+        return Some(ToolOutput::error(format!("{name}: {why}")));
+    }
+    let mut bridge = Bridge::empty();
+    let passed = call(
+        ctx,
+        &mut bridge,
+        Entrance::Model,
+        Ask::Named("mcp_call"),
+        args.clone(),
+        None,
+        &mut |_| {},
+    );
+    Some(passed.output)
+}
+
+/// A result over `MCP_RESULT_MAX` is stored whole as a vault record; the model gets the
+/// id, the size, a short head and how to read more. Never a silent truncation.
+fn spill(ctx: &mut ToolContext<'_>, source: &str, text: String) -> (String, Option<String>) {
+    if text.len() <= MCP_RESULT_MAX {
+        return (text, None);
+    }
+    match ctx.store.record_put(&format!("tool:{source}"), &text) {
+        Ok(id) => {
+            let head_end = (0..=2000.min(text.len()))
+                .rev()
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap_or(0);
+            let msg = format!(
+                "[the result is {} bytes, over the {} KB inline cap; stored whole as record {id}. Read it with record_get(id=\"{id}\", offset, limit). It begins:]\n{}",
+                text.len(),
+                MCP_RESULT_MAX / 1024,
+                &text[..head_end]
+            );
+            (msg, Some(id))
+        }
+        Err(e) => (
+            format!(
+                "[the result is {} bytes and could not be stored: {e}]",
+                text.len()
+            ),
+            None,
+        ),
     }
 }

@@ -7,7 +7,6 @@
 use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
-use crate::bridge::gate::{self, Ask, Entrance};
 use crate::mcp::client::Timeouts;
 use crate::mcp_servers::{intake, store};
 use crate::resolver::{Target, resolve_online};
@@ -292,19 +291,9 @@ impl NativeTool for McpCall {
         }
     }
 
-    /// Run on its own (not through the agent, which resolves `mcp_call` in the gate
-    /// directly): the same gate, with no kept connections.
-    fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput {
-        let mut bridge = crate::bridge::Bridge::empty();
-        gate::call(
-            ctx,
-            &mut bridge,
-            Entrance::Model,
-            Ask::Named("mcp_call"),
-            args.clone(),
-            None,
-            &mut |_| {},
-        )
-        .output
+    /// Never run as a tool: the trust gate resolves `mcp_call` to the server's tool and
+    /// calls that (`bridge::gate::call`; outside a turn `bridge::gate::dispatch`).
+    fn run(&self, _ctx: &mut ToolContext<'_>, _args: &Map<String, Value>) -> ToolOutput {
+        ToolOutput::error("mcp_call runs through the trust gate, not on its own")
     }
 }
