@@ -2,6 +2,7 @@
 
 mod agent;
 mod agent_tools;
+mod architecture;
 mod bridge;
 mod cli;
 mod docs_contract;
