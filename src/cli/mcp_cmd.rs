@@ -810,7 +810,7 @@ fn probe(a: &ProbeArgs) -> Result {
 
     if a.json {
         let v = json!({
-            "era": match era { Era::Legacy => "legacy", Era::Modern => "modern" },
+            "era": era.name(),
             "protocolVersion": version,
             "server": { "name": info.name, "version": info.version },
             "instructions": info.instructions,
@@ -862,10 +862,7 @@ fn human(
     tools: &[Tool],
     skipped: usize,
 ) -> String {
-    let era_name = match era {
-        Era::Legacy => "legacy era: initialize + session",
-        Era::Modern => "modern era: stateless",
-    };
+    let era_name = era.summary();
     let mut s = format!(
         "server    {} {}\nprotocol  {version} ({era_name})\n",
         info.name, info.version

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::caps::{MCP_CALL_TIMEOUT, MCP_CONNECT_TIMEOUT};
-use super::era::{Era, EraChoice, LEGACY_VERSION, MODERN_VERSION};
+use super::era::{Era, EraChoice};
 use super::handshake::{self, ProbeReply, ProbeVerdict};
 use super::http::{HttpSpec, McpHttpTransport};
 use super::methods;
@@ -202,7 +202,7 @@ impl McpClient {
             transport,
             spec: spec.clone(),
             era: Era::Legacy,
-            version: LEGACY_VERSION.into(),
+            version: Era::Legacy.version().into(),
             info: ServerInfo::default(),
             next_id: 1,
             timeouts,
@@ -214,16 +214,19 @@ impl McpClient {
             cached_tools: None,
         };
         match choice {
-            EraChoice::Pinned(Era::Legacy) => client.initialize(deadline, false)?,
-            EraChoice::Pinned(Era::Modern) => match client.probe(deadline)? {
+            EraChoice::Auto => client.negotiate(deadline)?,
+            // A pinned era opens its own way: a session by `initialize`, or the probe.
+            EraChoice::Pinned(era) if era.has_sessions() => client.initialize(deadline, false)?,
+            EraChoice::Pinned(era) => match client.probe(deadline)? {
                 ProbeVerdict::Modern => {}
                 _ => {
                     return Err(McpError::Handshake(format!(
-                        "the server does not speak {MODERN_VERSION} (protocol is pinned; try `auto` or 2025-11-25)"
+                        "the server does not speak {} (protocol is pinned; try `auto` or {})",
+                        era.version(),
+                        Era::Legacy.version()
                     )));
                 }
             },
-            EraChoice::Auto => client.negotiate(deadline)?,
         }
         Ok(client)
     }
@@ -290,7 +293,7 @@ impl McpClient {
     /// verdict the connection is set up in the modern era.
     fn probe(&mut self, deadline: Instant) -> Result<ProbeVerdict> {
         self.transport
-            .set_protocol(Some((Era::Modern, MODERN_VERSION.into())));
+            .set_protocol(Some((Era::Modern, Era::Modern.version().into())));
         let stdio = self.transport.is_stream();
         let probe_deadline = if stdio {
             deadline.min(Instant::now() + self.timeouts.probe)
@@ -323,7 +326,7 @@ impl McpClient {
                 let d: p::DiscoverResult =
                     serde_json::from_value(v).map_err(|e| McpError::Protocol(e.to_string()))?;
                 self.era = Era::Modern;
-                self.version = MODERN_VERSION.into();
+                self.version = Era::Modern.version().into();
                 let si = d.server_info();
                 self.info = ServerInfo {
                     name: si.name,
@@ -351,7 +354,7 @@ impl McpClient {
         self.transport.set_protocol(None);
         self.era = Era::Legacy;
         let params = p::InitializeParams {
-            protocol_version: LEGACY_VERSION.into(),
+            protocol_version: Era::Legacy.version().into(),
             capabilities: Map::new(),
             client_info: p::Implementation::tai(),
         };
@@ -433,7 +436,7 @@ impl McpClient {
         deadline: Instant,
     ) -> Result<Value> {
         // Only a legacy HTTP session can expire; keep a copy for the retry only then.
-        let session = !self.transport.is_stream() && self.era == Era::Legacy;
+        let session = !self.transport.is_stream() && self.era.has_sessions();
         let copy = if session { params.clone() } else { None };
         match self.exchange(self.era, method, params, deadline) {
             Err(McpError::Transport {
@@ -481,7 +484,7 @@ impl McpClient {
                     let rounds = method == methods::TOOLS_CALL
                         && result.get("resultType").and_then(Value::as_str)
                             == Some("input_required");
-                    if era == Era::Modern && !rounds {
+                    if era.typed_results() && !rounds {
                         p::check_result_type(&result)
                             .map_err(|m| McpError::Protocol(format!("{method}: {m}")))?;
                     }
@@ -533,11 +536,11 @@ impl McpClient {
     /// Liveness: `ping` (legacy) or `server/discover` (2026 has no ping).
     pub fn ping(&mut self) -> Result<()> {
         let deadline = Instant::now() + self.timeouts.connect;
-        match self.era {
-            Era::Legacy => self.typed::<p::Ping>(p::NoParams {}, deadline).map(drop),
-            Era::Modern => self
-                .typed::<p::Discover>(p::NoParams {}, deadline)
-                .map(drop),
+        if self.era.has_ping() {
+            self.typed::<p::Ping>(p::NoParams {}, deadline).map(drop)
+        } else {
+            self.typed::<p::Discover>(p::NoParams {}, deadline)
+                .map(drop)
         }
     }
 
@@ -578,10 +581,10 @@ impl McpClient {
             }
             let end = match &page.next_cursor {
                 None => true,
-                Some(c) => self.era == Era::Legacy && c.is_empty(),
+                Some(c) => self.era.empty_cursor_ends_listing() && c.is_empty(),
             };
             if end {
-                if self.era == Era::Modern && ttl_ms.unwrap_or(0) > 0 {
+                if self.era.caches_tool_lists() && ttl_ms.unwrap_or(0) > 0 {
                     let ttl = Duration::from_millis(ttl_ms.unwrap_or(0) as u64);
                     self.cached_tools = Some((now + ttl, tools.clone()));
                 }
@@ -607,7 +610,7 @@ impl McpClient {
     /// Over HTTP in the 2026 era, a tool's `x-mcp-header` annotations must be valid or the
     /// tool is dropped (with a warning); valid ones are remembered for mirroring.
     fn admit(&mut self, tool: p::Tool) -> Option<p::Tool> {
-        if self.transport.is_stream() || self.era != Era::Modern {
+        if self.transport.is_stream() || !self.era.routing_headers() {
             return Some(tool);
         }
         match p::param_headers(&tool.input_schema) {
@@ -648,7 +651,7 @@ impl McpClient {
             name: name.into(),
             arguments,
         };
-        let outcome = if self.era == Era::Modern {
+        let outcome = if self.era.typed_results() {
             self.call_rounds(params, deadline)
         } else {
             self.typed::<p::CallTool>(params, deadline)
@@ -734,8 +737,10 @@ impl McpClient {
 
     fn cancel(&mut self, id: i64, reason: &str) {
         self.transport.abandon();
-        let modern_http = self.era == Era::Modern && !self.transport.is_stream();
-        if !modern_http {
+        if !self
+            .era
+            .cancels_by_closing_the_stream(!self.transport.is_stream())
+        {
             let params = json!({"requestId": id, "reason": reason});
             let short = Instant::now() + Duration::from_secs(2);
             let _ = self.notify(methods::CANCELLED, Some(params), short);

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::era::{Era, MODERN_VERSION};
+use super::era::{Era, LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSION};
 use super::protocol::{DiscoverResult, InitializeResult};
 use crate::jsonrpc::{ErrorObject, code};
 
@@ -59,7 +59,7 @@ pub fn classify(reply: &ProbeReply) -> ProbeVerdict {
                 ProbeVerdict::Legacy
             } else {
                 ProbeVerdict::Fail(format!(
-                    "the server speaks only {} and tai speaks {MODERN_VERSION} or 2025-11-25",
+                    "the server speaks only {} and tai speaks {MODERN_VERSION} or {LEGACY_VERSION}",
                     supported.join(", ")
                 ))
             }
@@ -75,9 +75,6 @@ pub fn classify(reply: &ProbeReply) -> ProbeVerdict {
         ProbeReply::Silent => ProbeVerdict::Legacy,
     }
 }
-
-/// Legacy versions tai accepts in an `initialize` answer (the tools wire is the same).
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// Check an `initialize` result: a version tai speaks, and `capabilities.tools`.
 pub fn check_initialize(r: &InitializeResult) -> Result<(), String> {

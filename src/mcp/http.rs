@@ -264,7 +264,7 @@ impl McpHttpTransport {
         }
         if let Some((era, version)) = &self.protocol {
             req = req.header("MCP-Protocol-Version", version.as_str());
-            if *era == Era::Modern
+            if era.routing_headers()
                 && let Message::Request { method, params, .. } = msg
             {
                 req = req.header("Mcp-Method", method.as_str());
@@ -505,7 +505,7 @@ impl Transport for McpHttpTransport {
     }
 
     fn set_protocol(&mut self, protocol: Option<(Era, String)>) {
-        if protocol.as_ref().is_none_or(|(era, _)| *era == Era::Modern) {
+        if protocol.as_ref().is_none_or(|(era, _)| !era.has_sessions()) {
             self.session = None;
         }
         self.protocol = protocol;

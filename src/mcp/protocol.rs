@@ -219,7 +219,7 @@ pub fn params_for(era: Era, params: Value) -> Option<Value> {
         Value::Object(o) => o,
         _ => Map::new(),
     };
-    if era == Era::Modern {
+    if era.meta_in_every_request() {
         static META: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
             json!({
                 PROTOCOL_VERSION_KEY: Era::Modern.version(),

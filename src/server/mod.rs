@@ -26,8 +26,8 @@ use crate::chat::ChatClient;
 use crate::config::Config;
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
 use crate::mcp::caps::{MCP_CHAT_TIMEOUT, MCP_SESSION_IDLE};
-use crate::mcp::era::{Era, LEGACY_VERSION, MODERN_VERSION};
-use crate::mcp::handshake::LEGACY_VERSIONS;
+pub use crate::mcp::era::claimed_version;
+use crate::mcp::era::{Era, LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSION};
 use crate::mcp::methods;
 use crate::mcp::protocol::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
 use crate::tools::{self, ToolContext, ToolDef, ToolOutput};
@@ -133,11 +133,6 @@ fn error(id: Option<Id>, code: i64, msg: impl Into<String>) -> Option<Message> {
         id,
         error: ErrorObject::new(code, msg),
     })
-}
-
-/// The protocol version a request claims in its `_meta`, if any.
-pub fn claimed_version(params: Option<&Value>) -> Option<&str> {
-    params?.get("_meta")?.get(PROTOCOL_VERSION_KEY)?.as_str()
 }
 
 impl McpServer {
