@@ -3,14 +3,23 @@
 //! Accepted: JSON with a `mcpServers` wrapper (Claude Desktop, Cursor, Claude Code), a
 //! `servers` wrapper (VS Code, with `inputs`), or one bare entry; TOML with
 //! `[mcp_servers.NAME]` tables (Codex); a URL; a command line. Every field of the input
-//! is mapped or named in a note: nothing is dropped silently.
+//! is mapped or named in a note: nothing is dropped silently. This is the one parser of
+//! pasted text (`tai mcp add`, `add-json`, `import`, `probe`, the agent's `mcp_add`).
+//!
+//! Here: the entry types and which shape a text is; `json.rs` and `toml.rs` read the
+//! shapes; `names.rs` validates and derives server names.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::expand::cursor_to_plain;
-use super::server_options::{ServerOptions, bounded_ms};
+mod json;
+mod names;
+mod toml;
+
+pub use names::{derive_name, sanitize_name, valid_name};
+
+use super::server_options::ServerOptions;
 use crate::mcp::era::EraChoice;
 
 /// How to reach a server, with `${VAR}` references still in place.
@@ -119,77 +128,6 @@ impl std::fmt::Display for NormalizeError {
     }
 }
 
-/// Names: `[A-Za-z0-9_-]`, 1 to 64 characters.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// A name for an entry that came without one (a bare entry, a URL, a command line).
-pub fn derive_name(leg: &Leg) -> String {
-    let raw = match leg {
-        Leg::Http { url, .. } => url
-            .split("://")
-            .nth(1)
-            .and_then(|r| r.split(['/', ':', '?']).next())
-            .unwrap_or("server")
-            .to_string(),
-        Leg::Stdio { command, args, .. } => {
-            // `npx -y @scope/server-foo@1` → server-foo; `uvx mcp-server-time` → mcp-server-time
-            let runner = [
-                "npx", "uvx", "bunx", "pnpx", "docker", "node", "python", "python3", "deno",
-            ];
-            let base = command.rsplit('/').next().unwrap_or(command);
-            let positional = |a: &&String| !a.starts_with('-');
-            let pick = if base == "docker" {
-                args.iter()
-                    .rfind(positional)
-                    .cloned()
-                    .unwrap_or(base.to_string()) // the image
-            } else if runner.contains(&base) {
-                args.iter()
-                    .find(positional)
-                    .cloned()
-                    .unwrap_or(base.to_string()) // the package or script
-            } else {
-                base.to_string()
-            };
-            let pick = pick.rsplit('/').next().unwrap_or(&pick).to_string();
-            pick.split('@')
-                .find(|s| !s.is_empty())
-                .unwrap_or("server")
-                .trim_end_matches(".py")
-                .trim_end_matches(".js")
-                .to_string()
-        }
-    };
-    sanitize_name(&raw)
-}
-
-/// Any text → a valid server name: other characters become `-`, at most 64, never empty.
-pub fn sanitize_name(raw: &str) -> String {
-    let name: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(64)
-        .collect();
-    let name = name.trim_matches('-');
-    if name.is_empty() {
-        "server".into()
-    } else {
-        name.to_string()
-    }
-}
-
 /// Normalize pasted text. `windows` wraps `npx` in `cmd /c` (passed in to stay pure).
 pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError> {
     let t = text.trim().trim_start_matches('\u{feff}');
@@ -208,7 +146,7 @@ pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError
                 e.column()
             ))
         })?;
-        json_doc(&v)?
+        json::json_doc(&v)?
     } else if t.starts_with("http://") || t.starts_with("https://") {
         let leg = Leg::Http {
             url: t.to_string(),
@@ -221,7 +159,7 @@ pub fn normalize(text: &str, windows: bool) -> Result<Normalized, NormalizeError
         n.entries.push(entry(derive_name(&leg), leg));
         n
     } else if t.starts_with('[') || looks_like_toml(t) {
-        toml_doc(t)?
+        toml::toml_doc(t)?
     } else {
         let mut words = crate::shell_words::split_words(t).map_err(NormalizeError::Unrecognized)?;
         let command = words.remove(0);
@@ -291,312 +229,6 @@ fn github(t: &str) -> Option<NormalizeError> {
 fn looks_like_toml(t: &str) -> bool {
     t.lines()
         .any(|l| l.trim_start().starts_with("[mcp_servers"))
-}
-
-// ---- JSON -------------------------------------------------------------------------------
-
-fn json_doc(v: &Value) -> Result<Normalized, NormalizeError> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| NormalizeError::Unrecognized("the JSON must be an object".into()))?;
-    let mut n = Normalized {
-        source: Some(Source::ConfigJson),
-        ..Normalized::default()
-    };
-    let wrapper = ["mcpServers", "servers", "mcp_servers", "context_servers"]
-        .into_iter()
-        .find(|w| obj.contains_key(*w));
-    let Some(wrapper) = wrapper else {
-        if obj.contains_key("command") || obj.contains_key("url") || obj.contains_key("serverUrl") {
-            match json_entry("", obj, &mut n.notes) {
-                Ok(mut e) => {
-                    e.name = derive_name(&e.leg);
-                    n.entries.push(e);
-                }
-                Err(why) => n.refused.push(("(entry)".into(), why)),
-            }
-            return Ok(n);
-        }
-        return Err(NormalizeError::Unrecognized(
-            "this JSON has no mcpServers or servers wrapper and is not one server entry (it needs \"command\" or \"url\")".into(),
-        ));
-    };
-    let servers = obj[wrapper].as_object().ok_or_else(|| {
-        NormalizeError::Unrecognized(format!("\"{wrapper}\" must be an object of servers"))
-    })?;
-    for key in obj.keys().filter(|k| *k != wrapper) {
-        match key.as_str() {
-            "inputs" => {
-                for input in obj["inputs"].as_array().into_iter().flatten() {
-                    let Some(id) = input.get("id").and_then(Value::as_str) else {
-                        continue;
-                    };
-                    let ty = input.get("type").and_then(Value::as_str).unwrap_or("");
-                    if ty == "promptString" {
-                        n.inputs.push(Input {
-                            id: id.to_string(),
-                            description: input
-                                .get("description")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string(),
-                            password: input.get("password").and_then(Value::as_bool) == Some(true),
-                        });
-                    }
-                    n.notes.push(format!(
-                        "input {id:?} is read from the vault secret {id:?} at use time (`tai vault secret set {id}`)"
-                    ));
-                }
-            }
-            other => n.notes.push(format!(
-                "ignored the top-level key {other:?} (not a server)"
-            )),
-        }
-    }
-    for (name, v) in servers {
-        let Some(o) = v.as_object() else {
-            n.refused
-                .push((name.clone(), "the entry is not an object".into()));
-            continue;
-        };
-        if !valid_name(name) {
-            n.refused.push((
-                name.clone(),
-                format!("{name:?} is not a valid server name (use A-Z a-z 0-9 _ -, at most 64)"),
-            ));
-            continue;
-        }
-        match json_entry(name, o, &mut n.notes) {
-            Ok(e) => n.entries.push(e),
-            Err(why) => n.refused.push((name.clone(), why)),
-        }
-    }
-    Ok(n)
-}
-
-fn strings(key: &str, v: &Value, name: &str) -> Result<BTreeMap<String, String>, String> {
-    match v {
-        Value::Null => Ok(BTreeMap::new()),
-        Value::Object(m) => m
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), cursor_to_plain(s))),
-                Value::Number(x) => Ok((k.clone(), x.to_string())),
-                Value::Bool(b) => Ok((k.clone(), b.to_string())),
-                other => Err(format!(
-                    "{name}: \"{key}.{k}\" must be a string, not {other}"
-                )),
-            })
-            .collect(),
-        _ => Err(format!("{name}: \"{key}\" must be an object of strings")),
-    }
-}
-
-fn json_entry(
-    name: &str,
-    o: &serde_json::Map<String, Value>,
-    notes: &mut Vec<String>,
-) -> Result<Entry, String> {
-    let label = if name.is_empty() { "the entry" } else { name };
-    let ty = o
-        .get("type")
-        .or_else(|| o.get("transport"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if ty == "sse" {
-        return Err("type \"sse\" is the legacy HTTP+SSE transport, which tai does not support (use a Streamable HTTP URL)".into());
-    }
-    // Gemini CLI names its Streamable HTTP endpoint `httpUrl` (its `url` is SSE).
-    let url = o
-        .get("url")
-        .or_else(|| o.get("serverUrl"))
-        .or_else(|| o.get("httpUrl"))
-        .and_then(Value::as_str);
-    let leg = if let Some(url) = url {
-        if !matches!(ty, "" | "http" | "streamable-http" | "streamableHttp") {
-            return Err(format!("unknown type {ty:?} for a URL entry"));
-        }
-        Leg::Http {
-            url: cursor_to_plain(url),
-            headers: strings("headers", o.get("headers").unwrap_or(&Value::Null), label)?,
-        }
-    } else {
-        let command = o
-            .get("command")
-            .and_then(Value::as_str)
-            .ok_or("the entry needs \"command\" or \"url\"")?;
-        let args = match o.get("args") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|x| match x {
-                    Value::String(s) => Ok(cursor_to_plain(s)),
-                    Value::Number(n) => Ok(n.to_string()),
-                    _ => Err(format!("{label}: \"args\" must be strings")),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(format!("{label}: \"args\" must be an array")),
-        };
-        Leg::Stdio {
-            command: cursor_to_plain(command),
-            args,
-            env: strings("env", o.get("env").unwrap_or(&Value::Null), label)?,
-            cwd: o.get("cwd").and_then(Value::as_str).map(cursor_to_plain),
-        }
-    };
-    let mut e = entry(name.to_string(), leg);
-    for (k, v) in o {
-        match k.as_str() {
-            "command" | "args" | "env" | "cwd" | "url" | "serverUrl" | "httpUrl" | "headers"
-            | "type" | "transport" => {}
-            "protocol" => {
-                e.protocol = v.as_str().and_then(EraChoice::parse).ok_or_else(|| {
-                    format!("{label}: \"protocol\" must be auto, 2025-11-25 or 2026-07-28")
-                })?
-            }
-            "disabled" => e.enabled = v.as_bool().map(|d| !d),
-            "enabled" => e.enabled = v.as_bool(),
-            "enabled_tools" | "allowedTools" | "includeTools" => e.allow = Some(str_list(v)),
-            "disabled_tools" | "excludeTools" => e.deny = str_list(v),
-            "env_vars" => e.env_vars = str_list(v),
-            "envFile" => match v.as_str() {
-                Some(path) => e.options.env_file = Some(cursor_to_plain(path)),
-                None => return Err(format!("{label}: \"envFile\" must be a path")),
-            },
-            "startup_timeout_sec"
-            | "startup_timeout_ms"
-            | "initTimeout"
-            | "tool_timeout_sec"
-            | "timeout" => {
-                let ms = timeout_ms(k, v)
-                    .ok_or_else(|| format!("{label}: \"{k}\" must be a positive number"))?;
-                let ms = bounded_ms(ms).unwrap_or_else(|max| {
-                    notes.push(format!(
-                        "{label}: \"{k}\" is above MCP_TIMEOUT_MAX; {} s is used",
-                        max / 1000
-                    ));
-                    max
-                });
-                match k.as_str() {
-                    "tool_timeout_sec" | "timeout" => e.options.call_timeout_ms = Some(ms),
-                    _ => e.options.connect_timeout_ms = Some(ms),
-                }
-            }
-            other => notes.push(format!(
-                "{label}: dropped the field {other:?} (tai has no use for it)"
-            )),
-        }
-    }
-    Ok(e)
-}
-
-/// An imported timeout in milliseconds: `*_sec` keys count seconds (Codex), the rest
-/// milliseconds (`startup_timeout_ms`; `timeout` as Gemini CLI and Cursor write it).
-fn timeout_ms(key: &str, v: &Value) -> Option<u64> {
-    let x = v.as_f64().filter(|x| *x > 0.0 && x.is_finite())?;
-    let ms = if key.ends_with("_sec") { x * 1000.0 } else { x };
-    Some(ms.round() as u64)
-}
-
-fn str_list(v: &Value) -> Vec<String> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
-// ---- TOML (Codex) --------------------------------------------------------------------------
-
-fn toml_doc(t: &str) -> Result<Normalized, NormalizeError> {
-    let doc: toml::Table = toml::from_str(t).map_err(|e| {
-        let at = e.span().map(|s| {
-            let before = &t[..s.start.min(t.len())];
-            (
-                before.matches('\n').count() + 1,
-                before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1,
-            )
-        });
-        match at {
-            Some((l, c)) => NormalizeError::Syntax(format!(
-                "TOML error at line {l}, column {c}: {}",
-                e.message()
-            )),
-            None => NormalizeError::Syntax(format!("TOML error: {}", e.message())),
-        }
-    })?;
-    let mut n = Normalized {
-        source: Some(Source::ConfigToml),
-        ..Normalized::default()
-    };
-    let Some(servers) = doc.get("mcp_servers") else {
-        return Err(NormalizeError::Unrecognized(
-            "this TOML has no [mcp_servers.NAME] tables".into(),
-        ));
-    };
-    let others: Vec<&str> = doc
-        .keys()
-        .filter(|k| *k != "mcp_servers")
-        .map(String::as_str)
-        .collect();
-    if !others.is_empty() {
-        n.notes.push(format!(
-            "ignored top-level keys that are not MCP servers: {}",
-            others.join(", ")
-        ));
-    }
-    let servers = servers
-        .as_table()
-        .ok_or_else(|| NormalizeError::Unrecognized("mcp_servers must be a table".into()))?;
-    for (name, v) in servers {
-        let Some(tbl) = v.as_table() else {
-            n.refused.push((name.clone(), "not a table".into()));
-            continue;
-        };
-        if !valid_name(name) {
-            n.refused.push((
-                name.clone(),
-                format!("{name:?} is not a valid server name (use A-Z a-z 0-9 _ -, at most 64)"),
-            ));
-            continue;
-        }
-        // Map TOML to JSON so one set of rules reads both.
-        let json: Value = serde_json::to_value(tbl).unwrap_or(Value::Null);
-        match toml_entry(name, &json, &mut n.notes) {
-            Ok(e) => n.entries.push(e),
-            Err(why) => n.refused.push((name.clone(), why)),
-        }
-    }
-    Ok(n)
-}
-
-fn toml_entry(name: &str, v: &Value, notes: &mut Vec<String>) -> Result<Entry, String> {
-    let mut o = v.as_object().cloned().unwrap_or_default();
-    let mut headers = serde_json::Map::new();
-    if let Some(Value::Object(h)) = o.remove("http_headers") {
-        headers.extend(h);
-    }
-    if let Some(Value::Object(h)) = o.remove("env_http_headers") {
-        for (header, var) in h {
-            if let Some(var) = var.as_str() {
-                headers.insert(header, Value::String(format!("${{{var}}}")));
-            }
-        }
-    }
-    if let Some(var) = o.remove("bearer_token_env_var") {
-        let var = var
-            .as_str()
-            .ok_or("bearer_token_env_var must be a string")?;
-        headers.insert(
-            "Authorization".into(),
-            Value::String(format!("Bearer ${{{var}}}")),
-        );
-    }
-    if !headers.is_empty() {
-        o.insert("headers".into(), Value::Object(headers));
-    }
-    json_entry(name, &o, notes)
 }
 
 #[cfg(test)]
