@@ -1,19 +1,28 @@
 //! tai: a terminal AI agent whose heart is a complete MCP layer in both directions.
 //!
-//! Reading order, with what each module owns:
+//! The modules, top layer first (docs/ARCHITECTURE.md draws the layers; a module imports
+//! only lower layers, checked by `tests/it/architecture.rs`):
 //!
-//! - [`cli`]: argv → `RawArgs` (no I/O) → `Config` → one command; exit codes.
-//! - [`config`]: the config file, the environment and the flags resolved into `Config`.
-//! - [`vault`]: the SQLite store — schema and migrations, secrets and the seal,
-//!   redaction, spilled records, the hash-chained audit trail, profiles.
-//! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
-//! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
-//! - [`child_env`]: the one place a child process's environment is built (no tai secrets).
+//! - [`cli`]: argv → `RawArgs` (no I/O) → `Config` → one command; exit codes; the REPL.
+//! - [`server`]: tai as an MCP server over stdio and HTTP, both eras.
+//! - [`agent`]: the turn loop (select → stream → each call through the gate → repeat).
 //! - [`bridge`]: MCP servers' tools in the agent, and [`bridge::gate`], the one trust gate
 //!   every tool call passes (resolve → policy → approval → call → redact → spill → audit).
-//! - [`sanitize`]: the one sanitizer for untrusted text shown to a person.
-//! - [`term`]: the controlling terminal (hidden input).
-//! - [`entropy`]: random bytes for nonces, salts and ids.
+//! - [`tools`]: the native tools; [`chat`]: the OpenAI-compatible chat client.
+//! - [`config`]: the config file, the environment and the flags resolved into `Config`.
+//! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
+//! - [`mcp_servers`]: tai's server registry — the one parser of pasted text, `${VAR}`,
+//!   intake, the vault's MCP tables, drift, trust, OAuth state in the vault.
+//! - [`mcp`]: the MCP protocol only — eras, methods, envelopes, handshake, framing,
+//!   transports, the client, the OAuth protocol; it imports nothing of the application.
+//! - [`vault`]: the SQLite store — schema and migrations, secrets and the seal,
+//!   redaction, spilled records, the hash-chained audit trail, profiles.
+//! - [`approval`]: the approval mode and policy; "always" remembered by key.
+//! - Leaves, used by anyone: [`base64`], [`child`] (a child process's life), [`child_env`]
+//!   (its environment, without tai's secrets), [`clock`], [`entropy`], [`html_text`],
+//!   [`http`] (the thread-free agent, SSE), [`jsonc`], [`jsonrpc`], [`sanitize`] (the one
+//!   sanitizer for untrusted text shown to a person), [`shell_words`], [`sigint`] (Ctrl-C
+//!   and stop deadlines), [`term`] (the controlling terminal).
 //!
 //! Invariants (see docs/ARCHITECTURE.md): no threads, every wait has a deadline, pure
 //! protocol cores with few I/O owners, nothing lost and no secret leaked.

@@ -1,7 +1,17 @@
-//! MCP: the contract's constants (caps, protocol eras, method table, agent tools) in one place.
+//! The MCP protocol, as its own layer: it imports nothing of tai's application (no vault,
+//! approval, config, registry, resolver, bridge, tools, server or CLI), only leaves.
 //!
-//! Everything else reads these names and numbers from here; `docs/mcp.md` names each of
-//! them, and the docs-contract test fails when the two drift apart.
+//! - `caps`: the contract's MCP_* caps; `methods`: every method and notification name;
+//!   `era`: the two eras, what each implies, every version string, a request's era.
+//! - `protocol`: the typed method table, tools, results, `_meta`, `x-mcp-header`.
+//! - `handshake`: probe-answer classification and initialize checks (pure).
+//! - `ndjson`: stdio line framing; `transport`: the Transport trait; `stdio` and `http`:
+//!   the two transports (`http` also holds the header value codecs).
+//! - `client`: McpClient — connect, negotiate the era, list, call, cancel.
+//! - `oauth`: the MCP authorization flow (challenges, discovery, documents, PKCE, the flow).
+//!
+//! `docs/mcp.md` names the caps and methods; the docs-contract test fails when the two
+//! drift apart. tai's registry of servers is `crate::mcp_servers`, one layer up.
 
 pub mod caps;
 pub mod client;

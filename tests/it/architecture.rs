@@ -412,3 +412,69 @@ fn the_checker_finds_each_kind_of_violation() {
         }
     }
 }
+
+/// docs/ARCHITECTURE.md's module map names every entry of `src/` and of each folder in
+/// it (deeper ones when it likes), and nothing that is not there.
+#[test]
+fn the_module_map_names_every_entry_of_src() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let map = doc
+        .split("## Module map")
+        .nth(1)
+        .and_then(|rest| rest.split("```").nth(1))
+        .expect("a code block under ## Module map");
+    // Each line `src/x/`, `  y.rs`, `    z/`: a path by its indentation.
+    let mut documented = BTreeSet::new();
+    let mut stack: Vec<String> = Vec::new();
+    for line in map.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let Some(word) = line.split_whitespace().next() else {
+            continue;
+        };
+        if indent % 2 != 0 || indent > 4 || !(word.ends_with(".rs") || word.ends_with('/')) {
+            continue;
+        }
+        let word = word.strip_prefix("src/").unwrap_or(word);
+        if indent == 0 && !line.starts_with("src/") {
+            continue;
+        }
+        stack.truncate(indent / 2);
+        if stack.len() != indent / 2 {
+            continue; // a continuation line that happens to start with a path
+        }
+        let path = format!("{}{word}", stack.concat());
+        if word.ends_with('/') {
+            stack.push(word.to_string());
+        }
+        documented.insert(path);
+    }
+    let mut actual = BTreeSet::new();
+    for e in std::fs::read_dir(root.join("src")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        if e.path().is_dir() {
+            actual.insert(format!("{name}/"));
+            for sub in std::fs::read_dir(e.path()).unwrap() {
+                let sub = sub.unwrap();
+                let s = sub.file_name().into_string().unwrap();
+                if s == "mod.rs" {
+                    continue;
+                }
+                let slash = if sub.path().is_dir() { "/" } else { "" };
+                actual.insert(format!("{name}/{s}{slash}"));
+            }
+        } else {
+            actual.insert(name);
+        }
+    }
+    let missing: Vec<&String> = actual.difference(&documented).collect();
+    let stale: Vec<&String> = documented
+        .iter()
+        .filter(|d| !root.join("src").join(d.as_str()).exists())
+        .collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "docs/ARCHITECTURE.md's module map: missing {missing:?}, names what is not there {stale:?}"
+    );
+}
