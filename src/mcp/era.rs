@@ -237,7 +237,12 @@ mod tests {
         let plain = json!({"name": "x"});
         let bare_meta = json!({"_meta": {"progressToken": 1}});
         let modern_header_without_meta = Err(RequestEraError::ModernHeaderWithoutMeta);
-        let table: &[(Option<&Value>, Option<&str>, Result<Era, RequestEraError>)] = &[
+        type Case<'a> = (
+            Option<&'a Value>,
+            Option<&'a str>,
+            Result<Era, RequestEraError>,
+        );
+        let table: &[Case] = &[
             (Some(&modern), None, Ok(Era::Modern)),
             (Some(&modern), Some("2026-07-28"), Ok(Era::Modern)),
             // The body decides; a mismatching header is the server's header check.

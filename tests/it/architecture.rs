@@ -316,7 +316,8 @@ fn the_checker_finds_each_kind_of_violation() {
         check(&owned, SMALL)
     };
     // (files, the violations' expected beginnings; empty: passes)
-    let table: &[(&[(&str, &str)], &[&str])] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+    let table: &[Case] = &[
         // a clean graph: down the layers, a leaf using a leaf, inside-module `super::`
         (
             &[
