@@ -200,8 +200,9 @@ Usage: tai mcp probe SOURCE [--json] [--protocol auto|2025-11-25|2026-07-28]
 SOURCE is one of:
   a command line      'npx -y @modelcontextprotocol/server-everything'  (run with no shell)
   a URL               http://127.0.0.1:3001/mcp                         (Streamable HTTP)
-  a JSON entry        '{\"command\":\"uvx\",\"args\":[\"mcp-server-time\"]}'  or a one-server
-                      mcpServers/servers wrapper
+  a JSON entry        '{\"command\":\"uvx\",\"args\":[\"mcp-server-time\"]}'  or any config
+                      holding one server that `tai mcp add` reads (mcpServers, servers,
+                      context_servers, serverUrl, Codex TOML); nothing is expanded
   -                   read the SOURCE from stdin
 
 With --call it also calls TOOL on the live connection (N times with --repeat) and reports
