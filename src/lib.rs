@@ -14,6 +14,8 @@
 //! - [`sanitize`]: the one sanitizer for untrusted text shown to a person.
 //! - [`term`]: the controlling terminal (hidden input).
 //! - [`entropy`]: random bytes for nonces, salts and ids.
+//! - [`deadline`]: the one deadline type every wait takes; [`limits`]: every time and size
+//!   limit, one named constant each.
 //!
 //! Invariants (see docs/ARCHITECTURE.md): no threads, every wait has a deadline, pure
 //! protocol cores with few I/O owners, nothing lost and no secret leaked.
@@ -32,9 +34,11 @@ pub(crate) mod child_env;
 pub(crate) mod cli;
 pub(crate) mod clock;
 pub(crate) mod config;
+pub(crate) mod deadline;
 pub(crate) mod entropy;
 pub(crate) mod http;
 pub(crate) mod jsonrpc;
+pub(crate) mod limits;
 pub(crate) mod mcp;
 pub(crate) mod resolver;
 pub(crate) mod sanitize;

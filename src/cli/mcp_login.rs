@@ -2,8 +2,6 @@
 //! flow for a stored HTTP server run on purpose, its state shown (never a token), and its
 //! tokens forgotten. Tokens are stored as vault secrets (sealed with the seal).
 
-use std::time::Duration;
-
 use super::render::out;
 use super::{Context, Failure, Result};
 use crate::approval::TerminalApprover;
@@ -33,7 +31,7 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
         auth = auth.with_client(id, process_env(oauth::CLIENT_SECRET_ENV));
     }
     let timeouts = Timeouts {
-        connect: oauth::LOGIN_TIMEOUT + Duration::from_secs(30),
+        connect: crate::limits::OAUTH_LOGIN_CONNECT,
         ..Timeouts::default()
     };
     let mut client = McpClient::connect_with(&resolved.spec, entry.protocol, timeouts, Some(auth))

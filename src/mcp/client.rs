@@ -19,6 +19,10 @@ use super::protocol::{self as p, Method};
 use super::stdio::{McpStdioTransport, StdioSpec};
 use super::transport::{Transport, TransportError};
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
+use crate::limits::{
+    MCP_CANCEL_TIMEOUT, MCP_MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS, MCP_MAX_LIST_PAGES as MAX_PAGES,
+    MCP_PROBE_TIMEOUT, MCP_REPLY_TIMEOUT,
+};
 
 /// Where a server lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,7 +77,7 @@ impl Default for Timeouts {
         Timeouts {
             connect: MCP_CONNECT_TIMEOUT,
             call: MCP_CALL_TIMEOUT,
-            probe: Duration::from_secs(10),
+            probe: MCP_PROBE_TIMEOUT,
         }
     }
 }
@@ -164,9 +168,6 @@ fn open(
         (ServerSpec::Http(h), Some(o)) => Box::new(McpHttpTransport::with_oauth(h, o)),
     })
 }
-
-/// Rounds of `input_required` one tool call may go through (SEP-2322).
-const MAX_INPUT_ROUNDS: usize = 4;
 
 /// What tai answers to a server's input request inside a 2026 `input_required` result:
 /// elicitation is declined and roots are empty (both are outside tai's contract);
@@ -526,7 +527,7 @@ impl McpClient {
             }
         };
         // A failed answer is not fatal to the request in flight.
-        let short = deadline.min(Instant::now() + Duration::from_secs(5));
+        let short = deadline.min(Instant::now() + MCP_REPLY_TIMEOUT);
         let _ = self.transport.send(&reply, short);
     }
 
@@ -544,7 +545,6 @@ impl McpClient {
     /// Every tool, following `nextCursor` to the end (guarding against a repeated cursor
     /// and a runaway page count).
     pub fn list_tools(&mut self) -> Result<Vec<p::Tool>> {
-        const MAX_PAGES: usize = 1000;
         let now = Instant::now();
         if let Some((fresh_until, tools)) = &self.cached_tools
             && now < *fresh_until
@@ -737,7 +737,7 @@ impl McpClient {
         let modern_http = self.era == Era::Modern && !self.transport.is_stream();
         if !modern_http {
             let params = json!({"requestId": id, "reason": reason});
-            let short = Instant::now() + Duration::from_secs(2);
+            let short = Instant::now() + MCP_CANCEL_TIMEOUT;
             let _ = self.notify(methods::CANCELLED, Some(params), short);
         }
     }

@@ -20,8 +20,12 @@ use serde_json::Value;
 use super::caps::{MCP_CONNECT_TIMEOUT, MCP_HTTP_MAX_BODY};
 use super::era::Era;
 use super::transport::{Result, Transport, TransportError};
+use crate::deadline::Deadline;
 use crate::http::sse;
 use crate::jsonrpc::Message;
+use crate::limits::{
+    MCP_HTTP_DEFAULT_RETRY as DEFAULT_RETRY, MCP_HTTP_MAX_RESUMPTIONS as MAX_RESUMPTIONS,
+};
 
 /// What to dial.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,11 +55,6 @@ enum Incoming {
     /// that serves one connection at a time goes on); what it carried is still to be read.
     Released(VecDeque<Message>),
 }
-
-/// Resumptions of one response stream before tai gives up on it.
-const MAX_RESUMPTIONS: usize = 5;
-/// The wait before a resumption when the stream gave no `retry`.
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 pub struct McpHttpTransport {
     agent: ureq::Agent,
@@ -167,9 +166,8 @@ fn resume(
     last_id: &str,
     deadline: Instant,
 ) -> Result<ureq::BodyReader<'static>> {
-    let left = deadline
-        .checked_duration_since(Instant::now())
-        .filter(|d| !d.is_zero())
+    let left = Deadline::at(deadline)
+        .timeout()
         .ok_or(TransportError::Timeout)?;
     let mut req = agent
         .get(&spec.url)
@@ -237,10 +235,9 @@ impl McpHttpTransport {
         if body.len() > MCP_HTTP_MAX_BODY {
             return Err(TransportError::TooLarge(body.len()));
         }
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero());
-        let left = left.ok_or(TransportError::Timeout)?;
+        let left = Deadline::at(deadline)
+            .timeout()
+            .ok_or(TransportError::Timeout)?;
         let mut req = self
             .agent
             .post(&self.spec.url)
@@ -278,7 +275,7 @@ impl McpHttpTransport {
             }
         }
         req.config()
-            .timeout_global(Some(left.max(Duration::from_millis(1))))
+            .timeout_global(Some(left))
             .build()
             .send(&body[..])
             .map_err(|e| map_err(&self.spec.url, e))

@@ -7,10 +7,7 @@ use serde_json::Value;
 use super::registry::{self, Listed};
 use super::{Candidate, Evidence, Fetch, Target, Urls, sources};
 
-const DOC_MAX: usize = 2 * 1024 * 1024;
-const PACKAGE_MAX: usize = 64 * 1024 * 1024;
-/// Pages read per registry query (100 servers each).
-const REGISTRY_PAGES: usize = 5;
+use crate::limits::{RESOLVER_DOC_MAX, RESOLVER_PACKAGE_MAX, RESOLVER_REGISTRY_PAGES};
 
 pub(super) struct Run<'a> {
     pub(super) target: &'a Target,
@@ -34,7 +31,7 @@ impl Run<'_> {
 
     /// GET a text: `Some(text)` on 2xx; otherwise the evidence says what happened.
     fn text(&mut self, step: &'static str, url: &str, accept: &str) -> Option<String> {
-        match self.fetch.get(url, accept, DOC_MAX) {
+        match self.fetch.get(url, accept, RESOLVER_DOC_MAX) {
             Ok(f) if (200..300).contains(&f.status) => {
                 Some(String::from_utf8_lossy(&f.body).into_owned())
             }
@@ -73,7 +70,7 @@ impl Run<'_> {
     fn search(&mut self, query: &str) -> Vec<Listed> {
         let mut all = Vec::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..REGISTRY_PAGES {
+        for _ in 0..RESOLVER_REGISTRY_PAGES {
             let mut url = format!(
                 "{}/v0.1/servers?search={}&limit=100",
                 self.urls.registry,
@@ -110,7 +107,7 @@ impl Run<'_> {
                 "registry",
                 &url,
                 format!(
-                    "search {query:?}: stopped after {REGISTRY_PAGES} pages (more were listed)"
+                    "search {query:?}: stopped after {RESOLVER_REGISTRY_PAGES} pages (more were listed)"
                 ),
             );
         }
@@ -193,7 +190,7 @@ impl Run<'_> {
                 };
                 match self
                     .fetch
-                    .get(&tarball, "application/octet-stream", PACKAGE_MAX)
+                    .get(&tarball, "application/octet-stream", RESOLVER_PACKAGE_MAX)
                 {
                     Ok(f) if f.status == 200 => {
                         use sha2::Digest;

@@ -10,22 +10,25 @@ use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use serde_json::json;
 
 use super::documents::{self, ResourceMetadata, ServerMetadata, Tokens};
 use super::{Client, Interaction, MAX_AUTHORIZATIONS, OAuth, challenge, discovery, pkce};
 
-const MAX_DOC: u64 = 1 << 20;
+use crate::deadline::Deadline;
+use crate::limits::{
+    HTTP_CONNECT_TIMEOUT, OAUTH_MAX_DOC as MAX_DOC, OAUTH_REDIRECT_CHECK, OAUTH_REDIRECT_HEAD_MAX,
+    OAUTH_REDIRECT_READ,
+};
 
 fn now_ms() -> i64 {
     crate::vault::now_ms()
 }
 
 fn left(deadline: Instant) -> Result<Duration, String> {
-    deadline
-        .checked_duration_since(Instant::now())
-        .filter(|d| !d.is_zero())
+    Deadline::at(deadline)
+        .timeout()
         .ok_or_else(|| "the authorization flow ran out of time".to_string())
 }
 
@@ -37,7 +40,7 @@ fn exchange(
     body: Option<(&str, String)>,
     deadline: Instant,
 ) -> Result<(u16, Vec<u8>), String> {
-    let agent = crate::http::agent::agent(Duration::from_secs(10));
+    let agent = crate::http::agent::agent(HTTP_CONNECT_TIMEOUT);
     let timeout = Some(left(deadline)?);
     let result = match body {
         None => {
@@ -643,26 +646,28 @@ fn wait_for_redirect(
     child: &mut Option<Child>,
     deadline: Instant,
 ) -> Result<String, String> {
+    let deadline = Deadline::at(deadline);
     loop {
         if crate::sigint::interrupted() {
             return Err("the login was interrupted".into());
         }
-        let remaining = deadline
-            .checked_duration_since(Instant::now())
-            .ok_or("the login timed out: nothing came back to the redirect address")?;
+        if deadline.expired() {
+            return Err("the login timed out: nothing came back to the redirect address".into());
+        }
         if let Some(c) = child
             && let Ok(Some(status)) = c.try_wait()
             && !status.success()
         {
             return Err(format!("{} failed ({status})", super::BROWSER_HOOK_ENV));
         }
-        let step = remaining.min(Duration::from_millis(200));
         let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
         if let Some(tty) = paste {
             fds.push(PollFd::new(tty.as_fd(), PollFlags::POLLIN));
         }
-        let ms = u16::try_from(step.as_millis()).unwrap_or(u16::MAX);
-        match poll(&mut fds, PollTimeout::from(ms)) {
+        match poll(
+            &mut fds,
+            deadline.within(OAUTH_REDIRECT_CHECK).poll_timeout(),
+        ) {
             Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(format!("waiting for the redirect: {e}")),
             Ok(_) => {}
@@ -696,17 +701,13 @@ fn wait_for_redirect(
 }
 
 /// Read one request from the browser; answer it; return the query of `GET /callback?…`.
-fn answer_redirect(mut stream: TcpStream, deadline: Instant) -> Option<String> {
-    let wait = deadline
-        .checked_duration_since(Instant::now())?
-        .min(Duration::from_secs(5));
+fn answer_redirect(mut stream: TcpStream, deadline: Deadline) -> Option<String> {
+    let wait = deadline.within(OAUTH_REDIRECT_READ).timeout()?;
     stream.set_nonblocking(false).ok()?;
-    stream
-        .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
-        .ok()?;
+    stream.set_read_timeout(Some(wait)).ok()?;
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < OAUTH_REDIRECT_HEAD_MAX {
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => head.extend_from_slice(&buf[..n]),

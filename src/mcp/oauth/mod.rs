@@ -28,10 +28,9 @@ pub const CLIENT_METADATA_URL_ENV: &str = "TAI_OAUTH_CLIENT_METADATA_URL";
 pub const CLIENT_SECRET_ENV: &str = "TAI_OAUTH_CLIENT_SECRET";
 /// The environment variable naming a pre-registered client id for `tai mcp add`.
 pub const CLIENT_ID_ENV: &str = "TAI_OAUTH_CLIENT_ID";
-/// How long a person has to finish a login in the browser.
-pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
-/// Authorizations one request may trigger before tai gives up (step-up loops end here).
-pub const MAX_AUTHORIZATIONS: usize = 3;
+pub use crate::limits::{
+    OAUTH_LOGIN_TIMEOUT as LOGIN_TIMEOUT, OAUTH_MAX_AUTHORIZATIONS as MAX_AUTHORIZATIONS,
+};
 
 /// What may happen when a server wants a (new) login.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
