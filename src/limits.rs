@@ -58,6 +58,8 @@ pub const STDIO_SHUTDOWN_STEP: Duration = Duration::from_millis(1500);
 pub const STDIO_EXIT_WAIT: Duration = Duration::from_millis(500);
 /// How much of a stdio server's stderr is kept (the newest bytes), for error messages.
 pub const STDIO_STDERR_KEEP: usize = 64 * 1024;
+/// The most of an HTTP MCP server's error (or empty 202) body read: enough for a message.
+pub const MCP_HTTP_ERROR_BODY_MAX: usize = 64 * 1024;
 /// SSE resumptions (GET + `Last-Event-ID`) of one HTTP response before it is given up.
 pub const MCP_HTTP_MAX_RESUMPTIONS: usize = 5;
 /// The wait before an SSE resumption when the server sent no `retry:` field.
@@ -71,6 +73,9 @@ pub const OAUTH_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 pub const OAUTH_LOGIN_CONNECT: Duration = Duration::from_secs(300 + 30);
 /// Authorizations one request may trigger before tai gives up (step-up loops end here).
 pub const OAUTH_MAX_AUTHORIZATIONS: usize = 3;
+/// An access token is refreshed this long before it expires (or a tenth of its lifetime,
+/// when that is shorter), so a call never starts with a token about to lapse.
+pub const OAUTH_REFRESH_MARGIN_MS: i64 = 30_000;
 /// The largest metadata, registration or token document read.
 pub const OAUTH_MAX_DOC: u64 = 1 << 20;
 /// How often the redirect wait looks at the Ctrl-C flag, the browser hook and the pasted line.
@@ -134,6 +139,11 @@ pub const PIPED_MAX: usize = 128 * 1024;
 pub const PIPED_WAIT: Duration = Duration::from_secs(30);
 /// How often the piped-stdin wait looks at the Ctrl-C flag.
 pub const PIPED_INTERRUPT_CHECK: Duration = Duration::from_millis(200);
+/// What `record_get` returns of a spilled record when the model names no `limit` (bytes).
+pub const RECORD_GET_DEFAULT_LIMIT: u64 = 32 * 1024;
+/// How long a vault operation waits for another tai holding the database lock before it
+/// fails (SQLite's busy timeout): a lock is an error after this, not a hang.
+pub const VAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Lines kept in the REPL's history file.
 pub const HISTORY_MAX: usize = 1000;
 

@@ -24,7 +24,8 @@ use crate::deadline::Deadline;
 use crate::http::sse;
 use crate::jsonrpc::Message;
 use crate::limits::{
-    MCP_HTTP_DEFAULT_RETRY as DEFAULT_RETRY, MCP_HTTP_MAX_RESUMPTIONS as MAX_RESUMPTIONS,
+    MCP_HTTP_DEFAULT_RETRY as DEFAULT_RETRY, MCP_HTTP_ERROR_BODY_MAX,
+    MCP_HTTP_MAX_RESUMPTIONS as MAX_RESUMPTIONS,
 };
 
 /// What to dial.
@@ -334,7 +335,7 @@ impl Transport for McpHttpTransport {
         }
         if status == 401 || status == 403 {
             // Credentials, not protocol: never read as evidence of an era.
-            let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();
+            let body = read_capped(&mut reader, MCP_HTTP_ERROR_BODY_MAX).unwrap_or_default();
             let snippet: String = String::from_utf8_lossy(&body)
                 .trim()
                 .chars()
@@ -347,7 +348,7 @@ impl Transport for McpHttpTransport {
         }
         if !(200..300).contains(&status) {
             // An error status may still carry a JSON-RPC error (e.g. 400 with -32022).
-            let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();
+            let body = read_capped(&mut reader, MCP_HTTP_ERROR_BODY_MAX).unwrap_or_default();
             if let Ok(m @ Message::Error { .. }) = Message::parse(&body)
                 && is_request
             {
@@ -363,7 +364,7 @@ impl Transport for McpHttpTransport {
         }
         if !is_request {
             // A notification or a response: 202 (or 200) and nothing to read.
-            let _ = read_capped(&mut reader, 64 * 1024);
+            let _ = read_capped(&mut reader, MCP_HTTP_ERROR_BODY_MAX);
             return Ok(());
         }
         if is_sse {

@@ -214,9 +214,11 @@ impl Store {
             }
         }
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; PRAGMA busy_timeout = 5000;",
+            "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
         )
         .map_err(sql("setting pragmas"))?;
+        conn.busy_timeout(crate::limits::VAULT_BUSY_TIMEOUT)
+            .map_err(sql("setting the busy timeout"))?;
         let mut store = Store {
             conn,
             path: path.into(),

@@ -85,7 +85,8 @@ impl AuthState {
         let Some(exp) = self.expires_at_ms else {
             return false;
         };
-        let margin = self.lifetime_ms.map_or(30_000, |l| (l / 10).min(30_000));
+        let most = crate::limits::OAUTH_REFRESH_MARGIN_MS;
+        let margin = self.lifetime_ms.map_or(most, |l| (l / 10).min(most));
         now_ms >= exp - margin
     }
 
