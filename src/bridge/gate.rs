@@ -29,7 +29,7 @@ use super::Bridge;
 use crate::approval::ApprovalKey;
 use crate::mcp::store::{self, pin_hash};
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
-use crate::vault::audit::{Event, digest};
+use crate::vault::audit::{Event, Outcome, digest};
 
 /// Who is asking. Policy differs only where the issue of trust differs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub struct Passed {
     /// The audit outcome: ok, tool-error, denied, not-enabled, not-listed, not-allowed,
     /// withheld, unverified, not-served, unknown-tool, unknown-server, bad-arguments,
     /// protocol-error, timeout, audit-failed.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// The record a large result spilled to.
     pub record: Option<String>,
 }
@@ -88,7 +88,7 @@ enum Target {
 }
 
 /// A refusal: its audit outcome and the text the caller gets.
-type Refused = (&'static str, String);
+type Refused = (Outcome, String);
 
 /// Pass one call through the gate. `note` gets one-line progress for a person
 /// (`→ tool`, `denied: …`).
@@ -130,10 +130,10 @@ pub fn call(
     };
     let (output, outcome, record) = match result {
         // Stopped by Ctrl-C (or a served turn's deadline): audited as such.
-        Ok((out, "tool-error" | "protocol-error"))
+        Ok((out, Outcome::ToolError | Outcome::ProtocolError))
             if out.is_error && crate::sigint::interrupted() =>
         {
-            finish(ctx, &shown_name, out, "interrupted")
+            finish(ctx, &shown_name, out, Outcome::Interrupted)
         }
         Ok((out, outcome)) => finish(ctx, &shown_name, out, outcome),
         Err((outcome, text)) => {
@@ -161,8 +161,8 @@ fn finish(
     ctx: &mut ToolContext<'_>,
     source: &str,
     out: ToolOutput,
-    outcome: &'static str,
-) -> (ToolOutput, &'static str, Option<String>) {
+    outcome: Outcome,
+) -> (ToolOutput, Outcome, Option<String>) {
     let text = match ctx.store.redact(&out.text) {
         Ok(t) => t,
         Err(e) => {
@@ -170,12 +170,12 @@ fn finish(
                 ToolOutput::error(format!(
                     "the result was withheld: it could not be checked for secrets ({e})"
                 )),
-                "withheld",
+                Outcome::Withheld,
                 None,
             );
         }
     };
-    if !matches!(outcome, "ok" | "tool-error") {
+    if !outcome.answered() {
         // Failed on the wire or refused by the bridge: an error, not spilled.
         return (ToolOutput::error(text), outcome, None);
     }
@@ -197,15 +197,12 @@ fn audit(
     kind: &str,
     subject: &str,
     arg_digest: &str,
-    outcome: &'static str,
+    outcome: Outcome,
     started: Instant,
     output: ToolOutput,
     record: Option<String>,
 ) -> Passed {
-    let detail = match (
-        &record,
-        output.is_error && outcome != "ok" && outcome != "tool-error",
-    ) {
+    let detail = match (&record, output.is_error && !outcome.answered()) {
         (Some(r), _) => Some(format!("spilled to {r}")),
         // A refusal's reason, so the trail says why.
         (None, true) => Some(output.text.chars().take(300).collect()),
@@ -229,7 +226,7 @@ fn audit(
                 "the result of {subject} is withheld: its audit row could not be written ({e}). \
                  Nothing of it is returned; check the vault with `tai vault audit --verify`"
             )),
-            outcome: "audit-failed",
+            outcome: Outcome::AuditFailed,
             record,
         },
     }
@@ -256,7 +253,7 @@ fn resolve(
     };
     if let Some(l) = local.as_ref().filter(|l| l.def.name == name) {
         tools::check_args(&l.def.parameters, &args)
-            .map_err(|why| ("bad-arguments", format!("{name}: {why}")))?;
+            .map_err(|why| (Outcome::BadArguments, format!("{name}: {why}")))?;
         return Ok(Target::Local);
     }
     if let Some(t) = bridge.lookup(name) {
@@ -270,7 +267,7 @@ fn resolve(
     let native = tools::all().into_iter().find(|t| t.def().name == name);
     let Some(native) = native else {
         return Err((
-            "unknown-tool",
+            Outcome::UnknownTool,
             if name.starts_with("mcp_") {
                 format!(
                     "there is no MCP tool named {name:?} here: its server is not enabled for this profile, or the tool is withheld for review (`tai mcp tools`, `tai mcp approve SERVER TOOL`)"
@@ -281,11 +278,11 @@ fn resolve(
         ));
     };
     tools::check_args(&native.def().parameters, &args)
-        .map_err(|why| ("bad-arguments", format!("{name}: {why}")))?;
+        .map_err(|why| (Outcome::BadArguments, format!("{name}: {why}")))?;
     if name == "mcp_call" {
         if entrance == Entrance::Network {
             return Err((
-                "not-served",
+                Outcome::NotServed,
                 "mcp_call is not served: tai's MCP server never routes to another server's tools"
                     .into(),
             ));
@@ -316,11 +313,14 @@ fn run(
     arg_digest: &str,
     local: Option<&mut Local<'_>>,
     note: &mut dyn FnMut(&str),
-) -> Result<(ToolOutput, &'static str), Refused> {
+) -> Result<(ToolOutput, Outcome), Refused> {
     match target {
         Target::Local => {
             let Some(l) = local else {
-                return Err(("unknown-tool", format!("{shown_name} is not available")));
+                return Err((
+                    Outcome::UnknownTool,
+                    format!("{shown_name} is not available"),
+                ));
             };
             if !l.def.safe {
                 approve(
@@ -333,7 +333,7 @@ fn run(
             }
             note(&format!("→ {shown_name}"));
             let out = (l.run)(ctx, &args);
-            let outcome = if out.is_error { "tool-error" } else { "ok" };
+            let outcome = Outcome::of_call(out.is_error);
             Ok((out, outcome))
         }
         Target::Native(tool) => {
@@ -342,7 +342,7 @@ fn run(
                 && !only.iter().any(|n| n == def.name)
             {
                 return Err((
-                    "not-served",
+                    Outcome::NotServed,
                     format!(
                         "{} is not among the tools this server serves (--serve-tools)",
                         def.name
@@ -356,7 +356,7 @@ fn run(
             let protected = tools::protected::reached_by_call(def.name, &args, ctx.config);
             if protected && def.name != "shell" {
                 return Err((
-                    "not-allowed",
+                    Outcome::NotAllowed,
                     format!(
                         "{} does not read /proc or tai's own files (its vault folder, its config file): {}",
                         def.name,
@@ -385,7 +385,7 @@ fn run(
             }
             note(&format!("→ {shown_name}"));
             let out = tool.run(ctx, &args);
-            let outcome = if out.is_error { "tool-error" } else { "ok" };
+            let outcome = Outcome::of_call(out.is_error);
             Ok((out, outcome))
         }
         Target::Mcp {
@@ -396,13 +396,13 @@ fn run(
         } => {
             if entrance == Entrance::Network || ctx.config.served_tools.is_some() {
                 return Err((
-                    "not-served",
+                    Outcome::NotServed,
                     "tai's MCP server never routes to another server's tools".into(),
                 ));
             }
             if let Some(schema) = &schema {
                 tools::check_args(schema, &arguments)
-                    .map_err(|why| ("bad-arguments", format!("{shown_name}: {why}")))?;
+                    .map_err(|why| (Outcome::BadArguments, format!("{shown_name}: {why}")))?;
             }
             let pin = mcp_policy(ctx, bridge, entrance, &server, &tool)?;
             let key = ApprovalKey::Mcp {
@@ -440,10 +440,10 @@ fn mcp_policy(
     server: &str,
     tool: &str,
 ) -> Result<String, Refused> {
-    let err = |e: crate::vault::Error| ("protocol-error", e.to_string());
+    let err = |e: crate::vault::Error| (Outcome::ProtocolError, e.to_string());
     let Some(row) = store::load(ctx.store, server).map_err(err)? else {
         return Err((
-            "unknown-server",
+            Outcome::UnknownServer,
             format!("no MCP server named {server:?} (see `tai mcp list`)"),
         ));
     };
@@ -451,7 +451,7 @@ fn mcp_policy(
         && !store::is_enabled(ctx.store, server, &ctx.config.profile).map_err(err)?
     {
         return Err((
-            "not-enabled",
+            Outcome::NotEnabled,
             format!(
                 "the MCP server {server} is not enabled for the profile {}; a person enables it with `tai mcp enable {server}`",
                 ctx.config.profile
@@ -460,7 +460,7 @@ fn mcp_policy(
     }
     if !store::allowed(&row.entry, tool) {
         return Err((
-            "not-allowed",
+            Outcome::NotAllowed,
             format!("{server}: the tool {tool:?} is not allowed by the server's tool list"),
         ));
     }
@@ -471,14 +471,14 @@ fn mcp_policy(
             .find(|t| t.name == tool);
         let Some(t) = stored else {
             return Err((
-                "not-listed",
+                Outcome::NotListed,
                 format!(
                     "the MCP server {server} does not list a tool {tool:?} (see `tai mcp tools {server}`)"
                 ),
             ));
         };
         if !t.pinned || bridge.is_withheld(server, tool) {
-            return Err(("withheld", super::withheld_error(server, tool).text));
+            return Err((Outcome::Withheld, super::withheld_error(server, tool).text));
         }
         Ok(pin_hash(&t.name, t.description.as_deref(), &t.schema))
     };
@@ -541,7 +541,7 @@ fn ask(
                 Err(why) => format!("denied: {why}"),
                 _ => format!("denied: {what}"),
             });
-            Err(("denied", format!("the user did not approve: {what}")))
+            Err((Outcome::Denied, format!("the user did not approve: {what}")))
         }
     }
 }

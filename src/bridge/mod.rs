@@ -26,7 +26,8 @@ use crate::mcp::protocol::Tool;
 use crate::mcp::store::{self, pin_hash};
 use crate::mcp::transport::TransportError;
 use crate::tools::ToolOutput;
-use crate::vault::{Store, audit::Event};
+use crate::vault::Store;
+use crate::vault::audit::{Event, Outcome};
 
 /// One offered tool.
 #[derive(Clone, Debug, PartialEq)]
@@ -191,15 +192,15 @@ impl Bridge {
         server: &str,
         approver: &mut dyn Approver,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(), (String, &'static str)> {
+    ) -> Result<(), (String, Outcome)> {
         if self.unverified.contains(server) {
-            return Err((unverified_text(server), "unverified"));
+            return Err((unverified_text(server), Outcome::Unverified));
         }
         if self.conns.contains_key(server) {
             return Ok(());
         }
-        let (entry, resolved) =
-            dispatch::prepare(store, server, None, approver, env).map_err(|e| (e, "denied"))?;
+        let (entry, resolved) = dispatch::prepare(store, server, None, approver, env)
+            .map_err(|e| (e, Outcome::Denied))?;
         let oauth = crate::mcp::oauth::vault::authorizer(
             store,
             server,
@@ -217,7 +218,7 @@ impl Bridge {
             let text = store
                 .redact(&e.to_string())
                 .unwrap_or_else(|_| "the server could not be started".into());
-            (text, "protocol-error")
+            (text, Outcome::ProtocolError)
         })?;
         crate::mcp::oauth::vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
@@ -234,16 +235,16 @@ impl Bridge {
         arguments: Map<String, Value>,
         approver: &mut dyn Approver,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> (ToolOutput, &'static str) {
+    ) -> (ToolOutput, Outcome) {
         for attempt in 0..2 {
             if let Err((e, outcome)) = self.connect(store, server, approver, env) {
                 return (ToolOutput::error(e), outcome);
             }
             if self.is_withheld(server, tool) {
-                return (withheld_error(server, tool), "withheld");
+                return (withheld_error(server, tool), Outcome::Withheld);
             }
             let Some(client) = self.conns.get_mut(server) else {
-                return (ToolOutput::error("no connection"), "protocol-error");
+                return (ToolOutput::error("no connection"), Outcome::ProtocolError);
             };
             let called = client.call_tool(tool, arguments.clone());
             crate::mcp::oauth::vault::persist(store, server, client);
@@ -254,7 +255,7 @@ impl Bridge {
                         // Applies to later calls; a failure here marks the server unverified.
                         let _ = self.recheck(store, server);
                     }
-                    let outcome = if r.is_error { "tool-error" } else { "ok" };
+                    let outcome = Outcome::of_call(r.is_error);
                     return (
                         ToolOutput {
                             text: r.text(),
@@ -274,19 +275,19 @@ impl Bridge {
                     if let Some(c) = self.conns.remove(server) {
                         c.close();
                     }
-                    let _ = store.audit(Event::new("mcp-reconnect", server, "reconnecting"));
+                    let _ = store.audit(Event::new("mcp-reconnect", server, Outcome::Reconnecting));
                 }
                 Err(e) => {
                     let outcome = match e {
                         McpError::Transport {
                             error: TransportError::Timeout,
                             ..
-                        } => "timeout",
+                        } => Outcome::Timeout,
                         McpError::Transport {
                             error: TransportError::Interrupted,
                             ..
-                        } => "interrupted",
-                        _ => "protocol-error",
+                        } => Outcome::Interrupted,
+                        _ => Outcome::ProtocolError,
                     };
                     return (ToolOutput::error(e.to_string()), outcome);
                 }
@@ -296,7 +297,7 @@ impl Bridge {
             ToolOutput::error(format!(
                 "{server}: the server failed again after one reconnect"
             )),
-            "protocol-error",
+            Outcome::ProtocolError,
         )
     }
 
@@ -304,7 +305,7 @@ impl Bridge {
     /// withheld (their new definitions stored, the approved one kept for review), removed
     /// tools are dropped. When the listing fails, the connection is closed and the server
     /// is unverified until the next turn: its tools are neither offered nor called.
-    fn recheck(&mut self, store: &mut Store, server: &str) -> Result<(), (String, &'static str)> {
+    fn recheck(&mut self, store: &mut Store, server: &str) -> Result<(), (String, Outcome)> {
         let listed = match self.conns.get_mut(server).map(McpClient::list_tools) {
             Some(Ok(listed)) => listed,
             Some(Err(e)) => {
@@ -315,17 +316,17 @@ impl Bridge {
                 let why = store.redact(&e.to_string()).unwrap_or_default();
                 let _ = store.audit(Event {
                     detail: Some(why),
-                    ..Event::new("mcp-drift", server, "unverified")
+                    ..Event::new("mcp-drift", server, Outcome::Unverified)
                 });
-                return Err((unverified_text(server), "unverified"));
+                return Err((unverified_text(server), Outcome::Unverified));
             }
-            None => return Err(("no connection".into(), "protocol-error")),
+            None => return Err(("no connection".into(), Outcome::ProtocolError)),
         };
         for (tool, change) in record_listing(store, server, &listed) {
-            if change != "removed" && !self.is_withheld(server, &tool) {
+            if change != Outcome::Removed && !self.is_withheld(server, &tool) {
                 self.withheld.push((server.to_string(), tool.clone()));
             }
-            if change == "removed" {
+            if change == Outcome::Removed {
                 self.tools
                     .retain(|t| !(t.server == server && t.tool == tool));
             }
@@ -363,25 +364,21 @@ fn withheld_error(server: &str, tool: &str) -> ToolOutput {
 
 /// A fresh listing applied to the vault (see [`apply_listing`]), each change audited as
 /// `mcp-drift`. Pins are never changed here.
-pub fn record_listing(
-    store: &mut Store,
-    server: &str,
-    listed: &[Tool],
-) -> Vec<(String, &'static str)> {
+pub fn record_listing(store: &mut Store, server: &str, listed: &[Tool]) -> Vec<(String, Outcome)> {
     let changes = apply_listing(store, server, listed);
     for (tool, change) in &changes {
-        let _ = store.audit(Event::new("mcp-drift", &format!("{server}/{tool}"), change));
+        let _ = store.audit(Event::new(
+            "mcp-drift",
+            &format!("{server}/{tool}"),
+            *change,
+        ));
     }
     changes
 }
 
 /// Compare a fresh listing with the stored definitions and pins; store what changed.
-/// Returns `(tool, "added" | "changed" | "removed")` for every difference.
-pub fn apply_listing(
-    store: &mut Store,
-    server: &str,
-    listed: &[Tool],
-) -> Vec<(String, &'static str)> {
+/// Returns `(tool, Added | Changed | Removed)` for every difference.
+pub fn apply_listing(store: &mut Store, server: &str, listed: &[Tool]) -> Vec<(String, Outcome)> {
     let stored = store::tools(store, server).unwrap_or_default();
     let mut changes = Vec::new();
     for t in listed {
@@ -397,18 +394,18 @@ pub fn apply_listing(
                     );
                 }
                 let _ = store::put_tool(store, server, t);
-                changes.push((t.name.clone(), "changed"));
+                changes.push((t.name.clone(), Outcome::Changed));
             }
             None => {
                 let _ = store::put_tool(store, server, t);
-                changes.push((t.name.clone(), "added"));
+                changes.push((t.name.clone(), Outcome::Added));
             }
         }
     }
     for s in &stored {
         if !listed.iter().any(|t| t.name == s.name) {
             let _ = store::delete_tool(store, server, &s.name);
-            changes.push((s.name.clone(), "removed"));
+            changes.push((s.name.clone(), Outcome::Removed));
         }
     }
     changes
@@ -559,7 +556,7 @@ pub fn approve(store: &mut Store, server: &str, tool: &str) -> Result<String, St
         .audit(Event::new(
             "mcp-approve",
             &format!("{server}/{tool}"),
-            "approved",
+            Outcome::Approved,
         ))
         .map_err(|e| e.to_string())?;
     Ok(review_text(&r))

@@ -8,7 +8,7 @@ use crate::approval::TerminalApprover;
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, Timeouts};
 use crate::mcp::oauth::{self, Interaction};
-use crate::vault::audit::Event;
+use crate::vault::audit::{Event, Outcome};
 
 /// Log in to `server`: connect with an authorizer that logs in when asked, and list the
 /// tools once so the server sees the token; store the result.
@@ -46,7 +46,8 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
         )));
     }
     oauth::vault::save(&ctx.store, server, &state)?;
-    ctx.store.audit(Event::new("mcp-oauth", server, "login"))?;
+    ctx.store
+        .audit(Event::new("mcp-oauth", server, Outcome::Login))?;
     Ok(out(&format!(
         "{server}: {}\n",
         state.describe(crate::vault::now_ms())
@@ -74,6 +75,7 @@ pub fn logout(ctx: &mut Context, server: &str) -> Result {
     if !oauth::vault::remove(&ctx.store, server)? {
         return Err(Failure(format!("{server} has no OAuth login stored")));
     }
-    ctx.store.audit(Event::new("mcp-oauth", server, "logout"))?;
+    ctx.store
+        .audit(Event::new("mcp-oauth", server, Outcome::Logout))?;
     Ok(out(&format!("{server}: logged out\n"))?)
 }

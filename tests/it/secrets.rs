@@ -779,7 +779,7 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
         .audit(tai::testing::vault::audit::Event::new(
             "mcp-enable",
             "old",
-            "enabled",
+            tai::testing::vault::audit::Outcome::Enabled,
         ))
         .unwrap();
     drop(locked);
