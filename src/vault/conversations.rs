@@ -58,3 +58,49 @@ impl Store {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::vault::Scratch;
+    use serde_json::json;
+
+    #[test]
+    fn the_last_saved_conversation_comes_back_redacted() {
+        let s = Scratch::new();
+        let st = &s.store;
+        assert_eq!(st.conversation_last().unwrap(), None);
+        st.secret_set("key", "conversation-secret-1").unwrap();
+        let a = st
+            .conversation_save(
+                None,
+                "default",
+                &json!([{"role": "user", "content": "one"}]),
+            )
+            .unwrap();
+        let b = st
+            .conversation_save(
+                None,
+                "default",
+                &json!([{"role": "user", "content": "conversation-secret-1"}]),
+            )
+            .unwrap();
+        assert_ne!(a, b);
+        let (id, messages) = st.conversation_last().unwrap().unwrap();
+        assert_eq!(id, b);
+        assert_eq!(
+            messages,
+            json!([{"role": "user", "content": "[REDACTED:key]"}])
+        );
+        // Saving again under an id updates that conversation, and it becomes the last.
+        crate::clock::sleep(std::time::Duration::from_millis(2));
+        st.conversation_save(
+            Some(a),
+            "default",
+            &json!([{"role": "user", "content": "one, two"}]),
+        )
+        .unwrap();
+        let (id, messages) = st.conversation_last().unwrap().unwrap();
+        assert_eq!(id, a);
+        assert_eq!(messages[0]["content"], "one, two");
+    }
+}

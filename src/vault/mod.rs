@@ -305,3 +305,105 @@ fn create_private_file(path: &Path) -> Result<()> {
         Err(e) => Err(io(format!("creating {}", path.display()))(e)),
     }
 }
+
+/// A vault in a fresh temporary folder, removed when dropped: the unit tests' store.
+#[cfg(test)]
+pub(crate) struct Scratch {
+    pub store: Store,
+    dir: PathBuf,
+}
+
+#[cfg(test)]
+impl Scratch {
+    pub fn new() -> Scratch {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("tai-vault-unit-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::open(&dir.join("vault.db")).unwrap();
+        Scratch { store, dir }
+    }
+
+    /// Seal with cheap KDF parameters (the tests' passphrase is `"pass phrase"`).
+    pub fn sealed() -> Scratch {
+        let mut s = Scratch::new();
+        s.store
+            .seal(
+                "pass phrase",
+                seal::KdfParams {
+                    m_cost_kib: 64,
+                    t_cost: 1,
+                    p_cost: 1,
+                },
+            )
+            .unwrap();
+        s
+    }
+
+    /// The same file opened again (as a new process would, locked when sealed).
+    pub fn reopen(&mut self) {
+        self.store = Store::open(&self.dir.join("vault.db")).unwrap();
+    }
+
+    /// Every byte of the vault's files, to look for plaintext.
+    pub fn file_bytes(&self) -> Vec<u8> {
+        let mut all = Vec::new();
+        for suffix in ["", "-wal", "-shm"] {
+            all.extend(
+                std::fs::read(self.dir.join(format!("vault.db{suffix}"))).unwrap_or_default(),
+            );
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_fresh_migrated_and_refuses_what_is_not_a_vault() {
+        let s = Scratch::new();
+        assert_eq!(s.store.schema_version().unwrap(), schema::LATEST);
+        s.store.meta_set("k", "v").unwrap();
+        assert_eq!(s.store.meta_text("k").unwrap().as_deref(), Some("v"));
+        assert_eq!(s.store.meta_text("absent").unwrap(), None);
+        // Garbage is refused and left byte for byte.
+        let garbage = s.dir.join("garbage.db");
+        std::fs::write(&garbage, b"not a database at all, not even close").unwrap();
+        assert!(matches!(
+            Store::open(&garbage),
+            Err(Error::NotAVault { .. })
+        ));
+        assert_eq!(
+            std::fs::read(&garbage).unwrap(),
+            b"not a database at all, not even close"
+        );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        let longest = "x".repeat(64);
+        let too_long = "x".repeat(65);
+        for (name, ok) in [
+            ("github", true),
+            ("a.b-c_d", true),
+            (longest.as_str(), true),
+            (too_long.as_str(), false),
+            ("", false),
+            ("a b", false),
+            ("a/b", false),
+            ("é", false),
+        ] {
+            assert_eq!(check_name("secret", name).is_ok(), ok, "{name:?}");
+        }
+    }
+}

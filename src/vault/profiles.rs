@@ -103,3 +103,79 @@ impl Store {
         tx.commit().map_err(sql("removing a profile"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ProfileRow;
+    use crate::vault::{Error, Scratch};
+
+    #[test]
+    fn profiles_add_set_list_and_remove_with_their_enablements() {
+        let mut s = Scratch::new();
+        let lab = ProfileRow {
+            name: "lab".into(),
+            model: Some("m1".into()),
+            ..ProfileRow::default()
+        };
+        s.store.profile_add(&lab).unwrap();
+        assert!(matches!(s.store.profile_add(&lab), Err(Error::Invalid(_))));
+        assert!(matches!(
+            s.store.profile_add(&ProfileRow {
+                name: "no good".into(),
+                ..ProfileRow::default()
+            }),
+            Err(Error::Invalid(_))
+        ));
+        s.store
+            .profile_set("lab", "base_url", Some("http://x"))
+            .unwrap();
+        s.store.profile_set("lab", "model", None).unwrap();
+        // `default` gains a row when first set.
+        s.store.profile_set("default", "model", Some("m2")).unwrap();
+        assert!(matches!(
+            s.store.profile_set("lab", "colour", Some("red")),
+            Err(Error::Invalid(_))
+        ));
+        let rows = s.store.profiles().unwrap();
+        assert_eq!(
+            rows,
+            [
+                ProfileRow {
+                    name: "default".into(),
+                    model: Some("m2".into()),
+                    ..ProfileRow::default()
+                },
+                ProfileRow {
+                    name: "lab".into(),
+                    base_url: Some("http://x".into()),
+                    ..ProfileRow::default()
+                },
+            ]
+        );
+        // Removing drops its enablements and the current-profile choice, in one go.
+        s.store
+            .conn()
+            .execute_batch(
+                "INSERT INTO mcp_servers(name, transport, source, created, updated) VALUES ('srv', 'stdio', 'test', 0, 0);
+                 INSERT INTO mcp_server_profiles(server, profile, enabled) VALUES ('srv', 'lab', 1), ('srv', 'default', 1);",
+            )
+            .unwrap();
+        s.store.meta_set("current_profile", "lab").unwrap();
+        s.store.profile_remove("lab").unwrap();
+        let left: Vec<String> = s
+            .store
+            .conn()
+            .prepare("SELECT profile FROM mcp_server_profiles")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(left, ["default"]);
+        assert_eq!(s.store.meta_text("current_profile").unwrap(), None);
+        assert!(matches!(
+            s.store.profile_remove("lab"),
+            Err(Error::NotFound(_))
+        ));
+    }
+}

@@ -83,3 +83,37 @@ impl Store {
             .map_err(sql("listing records"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::vault::{Error, Scratch};
+
+    #[test]
+    fn records_round_trip_redacted_listed_newest_first_and_sealed_at_rest() {
+        let s = Scratch::sealed();
+        let st = &s.store;
+        st.secret_set("tok", "a-token-value-123").unwrap();
+        let body = "line with a-token-value-123 and the marker plaintext-canary";
+        let first = st.record_put("srv/tool", body).unwrap();
+        let second = st.record_put("shell", "second").unwrap();
+        assert!(first.starts_with("rec_") && first != second);
+        let r = st.record_get(&first).unwrap();
+        assert_eq!(r.source, "srv/tool");
+        assert_eq!(
+            r.content,
+            "line with [REDACTED:tok] and the marker plaintext-canary"
+        );
+        assert_eq!(r.size, r.content.len() as i64);
+        let listed = st.record_list(10).unwrap();
+        assert_eq!(listed.len(), 2);
+        assert!(listed.iter().all(|r| r.content.is_empty()));
+        assert_eq!(st.record_list(1).unwrap().len(), 1);
+        assert!(matches!(
+            st.record_get("rec_absent"),
+            Err(Error::NotFound(_))
+        ));
+        let bytes = s.file_bytes();
+        let canary = b"plaintext-canary";
+        assert!(!bytes.windows(canary.len()).any(|w| w == canary));
+    }
+}

@@ -259,3 +259,56 @@ fn open_text(key: &SealKey, sealed: &[u8], aad: &str) -> Result<String> {
         .map_err(|_| Error::Tampered { what: aad.into() })?;
     String::from_utf8(plain).map_err(|_| Error::Tampered { what: aad.into() })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::vault::{Error, Scratch};
+
+    #[test]
+    fn seal_unlock_unseal_and_values_at_rest() {
+        let mut s = Scratch::new();
+        assert!(!s.store.is_sealed().unwrap());
+        s.store
+            .secret_set("early", "stored-before-sealing")
+            .unwrap();
+        s.store
+            .seal(
+                "pass phrase",
+                crate::vault::seal::KdfParams {
+                    m_cost_kib: 64,
+                    t_cost: 1,
+                    p_cost: 1,
+                },
+            )
+            .unwrap();
+        assert!(s.store.is_sealed().unwrap() && !s.store.is_locked().unwrap());
+        let blob = s.store.seal_value("headers:srv", "header-plain").unwrap();
+        assert_eq!(
+            s.store.open_value("headers:srv", blob.clone()).unwrap(),
+            "header-plain"
+        );
+        // A value moved to another row fails authentication.
+        assert!(matches!(
+            s.store.open_value("headers:other", blob),
+            Err(Error::Tampered { .. })
+        ));
+        let canary = b"stored-before-sealing";
+        assert!(!s.file_bytes().windows(canary.len()).any(|w| w == canary));
+        s.reopen();
+        assert!(s.store.is_locked().unwrap());
+        assert!(s.store.secret_get("early").is_err());
+        assert!(s.store.unlock("wrong").is_err());
+        s.store.unlock("pass phrase").unwrap();
+        assert_eq!(
+            s.store.secret_get("early").unwrap().as_deref(),
+            Some("stored-before-sealing")
+        );
+        s.store.unseal().unwrap();
+        assert!(!s.store.is_sealed().unwrap());
+        s.reopen();
+        assert_eq!(
+            s.store.secret_get("early").unwrap().as_deref(),
+            Some("stored-before-sealing")
+        );
+    }
+}

@@ -171,3 +171,72 @@ impl Store {
         self.with_redaction_set(RedactionSet::len)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::vault::{Error, Scratch};
+
+    #[test]
+    fn secrets_set_get_list_remove_and_leave_the_redaction_set() {
+        let s = Scratch::new();
+        let st = &s.store;
+        st.secret_set("gh", "ghp_value_long_enough").unwrap();
+        st.secret_set("api", "sk-another-value").unwrap();
+        st.secret_set("gh", "ghp_replaced_value").unwrap();
+        assert_eq!(st.secret_names().unwrap(), ["api", "gh"]);
+        assert_eq!(
+            st.secret_get("gh").unwrap().as_deref(),
+            Some("ghp_replaced_value")
+        );
+        assert_eq!(st.secret_get("absent").unwrap(), None);
+        assert!(matches!(
+            st.secret_set("bad name", "x"),
+            Err(Error::Invalid(_))
+        ));
+        // Every secret is redacted, the replaced value no longer counts as one.
+        assert_eq!(
+            st.redact("a ghp_replaced_value b sk-another-value")
+                .unwrap(),
+            "a [REDACTED:gh] b [REDACTED:api]"
+        );
+        assert_eq!(
+            st.redact("ghp_value_long_enough").unwrap(),
+            "ghp_value_long_enough"
+        );
+        st.secret_remove("gh").unwrap();
+        assert!(matches!(st.secret_remove("gh"), Err(Error::NotFound(_))));
+        assert_eq!(
+            st.redact("ghp_replaced_value").unwrap(),
+            "ghp_replaced_value"
+        );
+        assert_eq!(st.secret_names().unwrap(), ["api"]);
+    }
+
+    #[test]
+    fn learned_values_are_redacted_and_a_locked_vault_fails_closed() {
+        let mut s = Scratch::sealed();
+        s.store.secret_set("stored", "stored-secret-value").unwrap();
+        s.reopen();
+        assert!(s.store.is_locked().unwrap());
+        // Locked: the stored values are unknown, so redaction refuses rather than passes.
+        assert!(matches!(s.store.redact("anything"), Err(Error::Locked)));
+        s.store.remember("api_key", "learned-api-key-1");
+        assert_eq!(s.store.secret_values(), ["learned-api-key-1"]);
+        s.store.unlock("pass phrase").unwrap();
+        assert_eq!(
+            s.store
+                .redact("learned-api-key-1 / stored-secret-value")
+                .unwrap(),
+            "[REDACTED:api_key] / [REDACTED:stored]"
+        );
+        // The passphrase was learned at unlock, like any value this process holds.
+        assert_eq!(
+            s.store.redact("pass phrase").unwrap(),
+            "[REDACTED:vault-passphrase]"
+        );
+        assert_eq!(s.store.redaction_len().unwrap(), 3);
+        // Short values are not held (they would redact ordinary words).
+        s.store.remember("pin", "1234");
+        assert_eq!(s.store.redact("1234").unwrap(), "1234");
+    }
+}
