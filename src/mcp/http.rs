@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -165,11 +165,9 @@ fn resume(
     protocol: Option<&(Era, String)>,
     oauth: Option<&mut super::oauth::OAuth>,
     last_id: &str,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<ureq::BodyReader<'static>> {
-    let left = Deadline::at(deadline)
-        .timeout()
-        .ok_or(TransportError::Timeout)?;
+    let left = deadline.timeout().ok_or(TransportError::Timeout)?;
     let mut req = agent
         .get(&spec.url)
         .header("Accept", "text/event-stream")
@@ -230,15 +228,13 @@ impl McpHttpTransport {
     fn post(
         &mut self,
         msg: &Message,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<ureq::http::Response<ureq::Body>> {
         let body = msg.to_bytes();
         if body.len() > MCP_HTTP_MAX_BODY {
             return Err(TransportError::TooLarge(body.len()));
         }
-        let left = Deadline::at(deadline)
-            .timeout()
-            .ok_or(TransportError::Timeout)?;
+        let left = deadline.timeout().ok_or(TransportError::Timeout)?;
         let mut req = self
             .agent
             .post(&self.spec.url)
@@ -284,7 +280,7 @@ impl McpHttpTransport {
 }
 
 impl Transport for McpHttpTransport {
-    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
+    fn send(&mut self, msg: &Message, deadline: Deadline) -> Result<()> {
         let is_request = matches!(msg, Message::Request { .. });
         if is_request {
             self.incoming = Incoming::None;
@@ -393,7 +389,7 @@ impl Transport for McpHttpTransport {
         Ok(())
     }
 
-    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
+    fn recv(&mut self, deadline: Deadline) -> Result<Option<Message>> {
         // The request's own timeout (set in `send` from the same deadline) bounds the reads.
         match &mut self.incoming {
             Incoming::None => Ok(None),
@@ -440,7 +436,7 @@ impl Transport for McpHttpTransport {
                         let wait = parser
                             .retry_ms()
                             .map_or(DEFAULT_RETRY, Duration::from_millis);
-                        let fresh = if Instant::now() + wait < deadline {
+                        let fresh = if wait < deadline.remaining() {
                             crate::clock::sleep(wait);
                             resume(
                                 &self.agent,

@@ -10,7 +10,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, poll};
@@ -301,7 +301,7 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 }
 
 impl Transport for McpStdioTransport {
-    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
+    fn send(&mut self, msg: &Message, deadline: Deadline) -> Result<()> {
         let mut line = msg.to_bytes();
         line.push(b'\n');
         // Try the write straight away (the pipe almost always has room); poll only when it
@@ -314,7 +314,6 @@ impl Transport for McpStdioTransport {
             if self.stdin.is_none() || self.status.is_some() {
                 return Err(self.exited());
             }
-            let deadline = Deadline::at(deadline);
             if deadline.expired() {
                 return Err(TransportError::Timeout);
             }
@@ -323,7 +322,7 @@ impl Transport for McpStdioTransport {
         Ok(())
     }
 
-    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
+    fn recv(&mut self, deadline: Deadline) -> Result<Option<Message>> {
         loop {
             if let Some(m) = self.inbox.pop_front() {
                 return Ok(Some(m));
@@ -337,7 +336,6 @@ impl Transport for McpStdioTransport {
             if crate::sigint::interrupted() {
                 return Err(TransportError::Interrupted);
             }
-            let deadline = Deadline::at(deadline);
             if deadline.expired() {
                 return Err(TransportError::Timeout);
             }

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, poll};
 use serde_json::json;
@@ -26,8 +26,8 @@ fn now_ms() -> i64 {
     crate::vault::now_ms()
 }
 
-fn left(deadline: Instant) -> Result<Duration, String> {
-    Deadline::at(deadline)
+fn left(deadline: Deadline) -> Result<Duration, String> {
+    deadline
         .timeout()
         .ok_or_else(|| "the authorization flow ran out of time".to_string())
 }
@@ -38,7 +38,7 @@ fn exchange(
     url: &str,
     headers: &[(&str, String)],
     body: Option<(&str, String)>,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<(u16, Vec<u8>), String> {
     let agent = crate::http::agent::agent(HTTP_CONNECT_TIMEOUT);
     let timeout = Some(left(deadline)?);
@@ -95,7 +95,7 @@ impl OAuth {
     /// and the server's 401 decides (a login, or an error naming `tai mcp login NAME`).
     /// Sent only over https or to loopback, and only to the resource the token was issued
     /// for (a server whose URL changed under the same name gets no token).
-    pub fn bearer(&mut self, url: &str, deadline: Instant) -> Option<String> {
+    pub fn bearer(&mut self, url: &str, deadline: Deadline) -> Option<String> {
         let for_this_url = discovery::secure_or_loopback(url)
             && self
                 .state
@@ -133,7 +133,7 @@ impl OAuth {
         status: u16,
         www_authenticate: &str,
         attempt: usize,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<(), String> {
         let bearer = challenge::bearer(www_authenticate).unwrap_or_default();
         if !discovery::secure_or_loopback(server_url) {
@@ -207,7 +207,7 @@ impl OAuth {
             .resource
             .clone()
             .unwrap_or_else(|| discovery::canonical_resource(server_url));
-        let login_deadline = Instant::now() + self.login_timeout;
+        let login_deadline = Deadline::after(self.login_timeout);
         self.login(
             &found.server,
             &resource,
@@ -242,7 +242,7 @@ impl OAuth {
         &self,
         server_url: &str,
         from_header: Option<&str>,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Discovered, String> {
         let mut resource = None;
         for url in discovery::resource_metadata_urls(server_url, from_header) {
@@ -285,7 +285,7 @@ impl OAuth {
         &mut self,
         server: &ServerMetadata,
         redirect_uri: &str,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Client, String> {
         if let Some(c) = &self.state.client
             && (c.preregistered
@@ -412,7 +412,7 @@ impl OAuth {
         endpoint: &str,
         client: &Client,
         mut form: Vec<(&'static str, String)>,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Tokens, String> {
         let mut headers = Self::authenticate(client, &mut form);
         headers.push(("Accept", "application/json".into()));
@@ -448,7 +448,7 @@ impl OAuth {
     }
 
     /// Use the refresh token (RFC 6749 §6) with the same resource.
-    pub fn refresh(&mut self, deadline: Instant) -> Result<(), String> {
+    pub fn refresh(&mut self, deadline: Deadline) -> Result<(), String> {
         let (Some(rt), Some(endpoint), Some(client)) = (
             self.state.refresh_token.clone(),
             self.state.token_endpoint.clone(),
@@ -475,7 +475,7 @@ impl OAuth {
         server: &ServerMetadata,
         resource: &str,
         scopes: &[String],
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<(), String> {
         if server
             .pkce_methods
@@ -566,7 +566,7 @@ impl OAuth {
         &self,
         url: &str,
         listener: &TcpListener,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<String, String> {
         eprintln!(
             "tai: to log in to {}, open this URL:\n  {url}",
@@ -644,9 +644,8 @@ fn wait_for_redirect(
     listener: &TcpListener,
     paste: Option<&std::fs::File>,
     child: &mut Option<Child>,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<String, String> {
-    let deadline = Deadline::at(deadline);
     loop {
         if crate::sigint::interrupted() {
             return Err("the login was interrupted".into());
@@ -751,7 +750,7 @@ mod bearer_tests {
             ..Default::default()
         };
         let mut o = OAuth::new("s", state, Interaction::Never, &|_: &str| None);
-        let soon = Instant::now() + Duration::from_secs(5);
+        let soon = Deadline::after(Duration::from_secs(5));
         assert_eq!(
             o.bearer("http://127.0.0.1:4100/mcp", soon).as_deref(),
             Some("Bearer tok")
