@@ -117,7 +117,7 @@ pub fn wait_until(
         if deadline.expired() || interrupted() {
             return None;
         }
-        crate::clock::sleep(deadline.within(CHILD_REAP_CHECK).remaining());
+        crate::clock::sleep_until(deadline.within(CHILD_REAP_CHECK));
     }
 }
 

@@ -5,7 +5,8 @@
 //! - [`cli`]: argv → `RawArgs` (no I/O) → `Config` → one command; exit codes.
 //! - [`config`]: the config file, the environment and the flags resolved into `Config`.
 //! - [`vault`]: the SQLite store — schema and migrations, secrets and the seal,
-//!   redaction, spilled records, the hash-chained audit trail, profiles.
+//!   redaction, spilled records, the hash-chained audit trail (typed outcomes),
+//!   conversations, profiles; one file per concern.
 //! - [`mcp`]: the MCP contract's constants — caps, the two protocol eras, the wire table.
 //! - [`resolver`]: a GitHub URL → one server entry (verified live by the intake), with its evidence.
 //! - [`child_env`]: the one place a child process's environment is built (no tai secrets).

@@ -274,7 +274,7 @@ impl McpStdioTransport {
             // With both pipes closed there is nothing to poll but the clock.
             let step = until.within(CHILD_REAP_CHECK);
             if self.stdout.is_none() && self.stderr.is_none() {
-                crate::clock::sleep(step.remaining());
+                crate::clock::sleep_until(step);
             } else {
                 let _ = self.pump(step, &[]);
             }
