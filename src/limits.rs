@@ -38,8 +38,8 @@ pub const MCP_DEFAULT_PORT: u16 = 8765;
 /// How long a stdio server may stay silent on the 2026 `server/discover` probe: an older
 /// server may ignore it, so a silence falls back to `initialize` within `MCP_CONNECT_TIMEOUT`.
 pub const MCP_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Answering a server's own request (sampling, elicitation, roots) mid-call: a server that
-/// does not read its input must not hold the call past this.
+/// Answering a server's own request mid-call (a ping, or the refusal of what tai does not
+/// offer): a server that does not read its input must not hold the call past this.
 pub const MCP_REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Sending `notifications/cancelled` after a call timed out or was interrupted: best effort,
 /// so the person is not kept waiting on a server that stopped reading.
@@ -69,8 +69,8 @@ pub const MCP_HTTP_DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 /// How long a person has to finish a login in the browser.
 pub const OAUTH_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
-/// `tai mcp login`'s connect: the login itself plus the handshake after it.
-pub const OAUTH_LOGIN_CONNECT: Duration = Duration::from_secs(300 + 30);
+/// `tai mcp login`'s connect: the login itself plus 30 s for the handshake after it.
+pub const OAUTH_LOGIN_CONNECT: Duration = Duration::from_secs(OAUTH_LOGIN_TIMEOUT.as_secs() + 30);
 /// Authorizations one request may trigger before tai gives up (step-up loops end here).
 pub const OAUTH_MAX_AUTHORIZATIONS: usize = 3;
 /// An access token is refreshed this long before it expires (or a tenth of its lifetime,
