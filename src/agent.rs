@@ -13,7 +13,7 @@ use crate::bridge::gate::{self, Ask, Entrance, Local};
 use crate::chat::{ChatClient, ToolCall};
 use crate::tools::select::ToolIndex;
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
-use crate::vault::audit::{Event, digest};
+use crate::vault::audit::{Event, Outcome, digest};
 
 /// Where a turn's output goes.
 pub trait TurnUi {
@@ -281,7 +281,7 @@ impl<'a> Agent<'a> {
                 ));
                 let _ = ctx.store.audit(Event {
                     arg_digest: Some(digest(call.arguments.as_bytes())),
-                    ..Event::new("tool-call", &call.name, "bad-arguments")
+                    ..Event::new("tool-call", &call.name, Outcome::BadArguments)
                 });
                 return out;
             }

@@ -8,6 +8,7 @@
 
 use std::io::Write;
 
+use crate::deadline::Deadline;
 use crate::sanitize;
 
 /// How tool calls that need approval are decided.
@@ -124,7 +125,7 @@ fn open_tty() -> std::io::Result<std::fs::File> {
 /// waits in short `poll(2)` rounds, so a Ctrl-C (which sets the flag; a blocking read
 /// would be restarted) ends the question as a refusal.
 fn prompt_tty(text: &str) -> Result<Option<String>, String> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::poll::{PollFd, PollFlags, poll};
     use std::os::fd::AsFd;
     let Ok(tty) = open_tty() else {
         return Ok(None);
@@ -140,7 +141,8 @@ fn prompt_tty(text: &str) -> Result<Option<String>, String> {
             return Err("interrupted (Ctrl-C): not approved".into());
         }
         let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(250u16)) {
+        let check = Deadline::after(crate::limits::APPROVAL_INTERRUPT_CHECK);
+        match poll(&mut fds, check.poll_timeout()) {
             Ok(0) | Err(_) => continue, // the clock or a signal: look at the flag again
             Ok(_) => {}
         }

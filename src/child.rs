@@ -15,7 +15,10 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::deadline::Deadline;
+use crate::limits::CHILD_REAP_CHECK;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, waitpid};
@@ -103,7 +106,7 @@ fn carries(pid: i32, mark: &str) -> bool {
 /// `interrupted` says so; its status once it exited.
 pub fn wait_until(
     child: &mut Child,
-    deadline: Instant,
+    deadline: Deadline,
     interrupted: &dyn Fn() -> bool,
 ) -> Option<ExitStatus> {
     loop {
@@ -111,11 +114,10 @@ pub fn wait_until(
             forget(child.id());
             return Some(s);
         }
-        let left = deadline.checked_duration_since(Instant::now())?;
-        if left.is_zero() || interrupted() {
+        if deadline.expired() || interrupted() {
             return None;
         }
-        crate::clock::sleep(left.min(Duration::from_millis(10)));
+        crate::clock::sleep_until(deadline.within(CHILD_REAP_CHECK));
     }
 }
 
@@ -233,7 +235,7 @@ pub fn stop(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
     // Found before any signal, while the parent links still lead to them.
     let left_behind = family(pid);
     signal_all(pid, &left_behind, Signal::SIGTERM);
-    let until = Instant::now() + grace;
+    let until = Deadline::after(grace);
     loop {
         if status.is_none() {
             status = child.try_wait().ok().flatten();
@@ -246,7 +248,7 @@ pub fn stop(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
         if !alive && status.is_some() {
             break;
         }
-        if Instant::now() >= until {
+        if until.expired() {
             // Found again: a descendant may have started a process meanwhile.
             let mut last = family(pid);
             last.extend(left_behind.iter().copied());
@@ -256,7 +258,7 @@ pub fn stop(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
             }
             break;
         }
-        crate::clock::sleep(Duration::from_millis(10));
+        crate::clock::sleep(CHILD_REAP_CHECK);
     }
     // The group may outlive the leader (a shell's background job): it goes too.
     let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
@@ -281,6 +283,7 @@ fn is_zombie(pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn stat_lines_and_family_trees() {

@@ -16,11 +16,12 @@
 //! - [`mcp`]: the MCP protocol only — eras, methods, envelopes, handshake, framing,
 //!   transports, the client, the OAuth protocol; it imports nothing of the application.
 //! - [`vault`]: the SQLite store — schema and migrations, secrets and the seal,
-//!   redaction, spilled records, the hash-chained audit trail, profiles.
+//!   redaction, spilled records, the hash-chained audit trail (typed
+//!   outcomes), conversations, profiles; one file per concern.
 //! - [`approval`]: the approval mode and policy; "always" remembered by key.
 //! - Leaves, used by anyone: [`base64`], [`child`] (a child process's life), [`child_env`]
-//!   (its environment, without tai's secrets), [`clock`], [`entropy`], [`html_text`],
-//!   [`http`] (the thread-free agent, SSE), [`jsonc`], [`jsonrpc`], [`sanitize`] (the one
+//!   (its environment, without tai's secrets), [`clock`], [`deadline`] (the one deadline type every wait takes), [`entropy`], [`html_text`],
+//!   [`http`] (the thread-free agent, SSE), [`jsonc`], [`jsonrpc`], [`limits`] (every time and size limit, one named constant each), [`sanitize`] (the one
 //!   sanitizer for untrusted text shown to a person), [`shell_words`], [`sigint`] (Ctrl-C
 //!   and stop deadlines), [`term`] (the controlling terminal).
 //!
@@ -41,11 +42,13 @@ pub(crate) mod child_env;
 pub(crate) mod cli;
 pub(crate) mod clock;
 pub(crate) mod config;
+pub(crate) mod deadline;
 pub(crate) mod entropy;
 pub(crate) mod html_text;
 pub(crate) mod http;
 pub(crate) mod jsonc;
 pub(crate) mod jsonrpc;
+pub(crate) mod limits;
 pub(crate) mod mcp;
 pub(crate) mod mcp_servers;
 pub(crate) mod resolver;

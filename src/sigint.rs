@@ -11,12 +11,11 @@
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 
-/// Two presses this close together end tai.
-pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
+pub use crate::limits::QUIT_WINDOW;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static QUIT: AtomicBool = AtomicBool::new(false);
@@ -127,6 +126,7 @@ pub fn clear() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_second_press_within_the_window_quits() {

@@ -30,7 +30,7 @@ use crate::approval::ApprovalKey;
 use crate::mcp::caps::MCP_RESULT_MAX;
 use crate::mcp_servers::store::{self, pin_hash};
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
-use crate::vault::audit::{Event, digest};
+use crate::vault::audit::{Event, Outcome, digest};
 
 /// Who is asking. Policy differs only where the issue of trust differs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub struct Passed {
     /// The audit outcome: ok, tool-error, denied, not-enabled, not-listed, not-allowed,
     /// withheld, unverified, not-served, unknown-tool, unknown-server, bad-arguments,
     /// protocol-error, timeout, audit-failed.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// The record a large result spilled to.
     pub record: Option<String>,
 }
@@ -89,7 +89,7 @@ enum Target {
 }
 
 /// A refusal: its audit outcome and the text the caller gets.
-type Refused = (&'static str, String);
+type Refused = (Outcome, String);
 
 /// Pass one call through the gate. `note` gets one-line progress for a person
 /// (`→ tool`, `denied: …`).
@@ -131,10 +131,10 @@ pub fn call(
     };
     let (output, outcome, record) = match result {
         // Stopped by Ctrl-C (or a served turn's deadline): audited as such.
-        Ok((out, "tool-error" | "protocol-error"))
+        Ok((out, Outcome::ToolError | Outcome::ProtocolError))
             if out.is_error && crate::sigint::interrupted() =>
         {
-            finish(ctx, &shown_name, out, "interrupted")
+            finish(ctx, &shown_name, out, Outcome::Interrupted)
         }
         Ok((out, outcome)) => finish(ctx, &shown_name, out, outcome),
         Err((outcome, text)) => {
@@ -162,8 +162,8 @@ fn finish(
     ctx: &mut ToolContext<'_>,
     source: &str,
     out: ToolOutput,
-    outcome: &'static str,
-) -> (ToolOutput, &'static str, Option<String>) {
+    outcome: Outcome,
+) -> (ToolOutput, Outcome, Option<String>) {
     let text = match ctx.store.redact(&out.text) {
         Ok(t) => t,
         Err(e) => {
@@ -171,12 +171,12 @@ fn finish(
                 ToolOutput::error(format!(
                     "the result was withheld: it could not be checked for secrets ({e})"
                 )),
-                "withheld",
+                Outcome::Withheld,
                 None,
             );
         }
     };
-    if !matches!(outcome, "ok" | "tool-error") {
+    if !outcome.answered() {
         // Failed on the wire or refused by the bridge: an error, not spilled.
         return (ToolOutput::error(text), outcome, None);
     }
@@ -198,15 +198,12 @@ fn audit(
     kind: &str,
     subject: &str,
     arg_digest: &str,
-    outcome: &'static str,
+    outcome: Outcome,
     started: Instant,
     output: ToolOutput,
     record: Option<String>,
 ) -> Passed {
-    let detail = match (
-        &record,
-        output.is_error && outcome != "ok" && outcome != "tool-error",
-    ) {
+    let detail = match (&record, output.is_error && !outcome.answered()) {
         (Some(r), _) => Some(format!("spilled to {r}")),
         // A refusal's reason, so the trail says why.
         (None, true) => Some(output.text.chars().take(300).collect()),
@@ -230,7 +227,7 @@ fn audit(
                 "the result of {subject} is withheld: its audit row could not be written ({e}). \
                  Nothing of it is returned; check the vault with `tai vault audit --verify`"
             )),
-            outcome: "audit-failed",
+            outcome: Outcome::AuditFailed,
             record,
         },
     }
@@ -257,7 +254,7 @@ fn resolve(
     };
     if let Some(l) = local.as_ref().filter(|l| l.def.name == name) {
         tools::check_args(&l.def.parameters, &args)
-            .map_err(|why| ("bad-arguments", format!("{name}: {why}")))?;
+            .map_err(|why| (Outcome::BadArguments, format!("{name}: {why}")))?;
         return Ok(Target::Local);
     }
     if let Some(t) = bridge.lookup(name) {
@@ -271,7 +268,7 @@ fn resolve(
     let native = tools::all().into_iter().find(|t| t.def().name == name);
     let Some(native) = native else {
         return Err((
-            "unknown-tool",
+            Outcome::UnknownTool,
             if name.starts_with("mcp_") {
                 format!(
                     "there is no MCP tool named {name:?} here: its server is not enabled for this profile, or the tool is withheld for review (`tai mcp tools`, `tai mcp approve SERVER TOOL`)"
@@ -282,11 +279,11 @@ fn resolve(
         ));
     };
     tools::check_args(&native.def().parameters, &args)
-        .map_err(|why| ("bad-arguments", format!("{name}: {why}")))?;
+        .map_err(|why| (Outcome::BadArguments, format!("{name}: {why}")))?;
     if name == "mcp_call" {
         if entrance == Entrance::Network {
             return Err((
-                "not-served",
+                Outcome::NotServed,
                 "mcp_call is not served: tai's MCP server never routes to another server's tools"
                     .into(),
             ));
@@ -317,11 +314,14 @@ fn run(
     arg_digest: &str,
     local: Option<&mut Local<'_>>,
     note: &mut dyn FnMut(&str),
-) -> Result<(ToolOutput, &'static str), Refused> {
+) -> Result<(ToolOutput, Outcome), Refused> {
     match target {
         Target::Local => {
             let Some(l) = local else {
-                return Err(("unknown-tool", format!("{shown_name} is not available")));
+                return Err((
+                    Outcome::UnknownTool,
+                    format!("{shown_name} is not available"),
+                ));
             };
             if !l.def.safe {
                 approve(
@@ -334,7 +334,7 @@ fn run(
             }
             note(&format!("→ {shown_name}"));
             let out = (l.run)(ctx, &args);
-            let outcome = if out.is_error { "tool-error" } else { "ok" };
+            let outcome = Outcome::of_call(out.is_error);
             Ok((out, outcome))
         }
         Target::Native(tool) => {
@@ -343,7 +343,7 @@ fn run(
                 && !only.iter().any(|n| n == def.name)
             {
                 return Err((
-                    "not-served",
+                    Outcome::NotServed,
                     format!(
                         "{} is not among the tools this server serves (--serve-tools)",
                         def.name
@@ -357,7 +357,7 @@ fn run(
             let protected = tools::protected::reached_by_call(def.name, &args, ctx.config);
             if protected && def.name != "shell" {
                 return Err((
-                    "not-allowed",
+                    Outcome::NotAllowed,
                     format!(
                         "{} does not read /proc or tai's own files (its vault folder, its config file): {}",
                         def.name,
@@ -386,7 +386,7 @@ fn run(
             }
             note(&format!("→ {shown_name}"));
             let out = tool.run(ctx, &args);
-            let outcome = if out.is_error { "tool-error" } else { "ok" };
+            let outcome = Outcome::of_call(out.is_error);
             Ok((out, outcome))
         }
         Target::Mcp {
@@ -397,13 +397,13 @@ fn run(
         } => {
             if entrance == Entrance::Network || ctx.config.served_tools.is_some() {
                 return Err((
-                    "not-served",
+                    Outcome::NotServed,
                     "tai's MCP server never routes to another server's tools".into(),
                 ));
             }
             if let Some(schema) = &schema {
                 tools::check_args(schema, &arguments)
-                    .map_err(|why| ("bad-arguments", format!("{shown_name}: {why}")))?;
+                    .map_err(|why| (Outcome::BadArguments, format!("{shown_name}: {why}")))?;
             }
             let pin = mcp_policy(ctx, bridge, entrance, &server, &tool)?;
             let key = ApprovalKey::Mcp {
@@ -441,10 +441,10 @@ fn mcp_policy(
     server: &str,
     tool: &str,
 ) -> Result<String, Refused> {
-    let err = |e: crate::vault::Error| ("protocol-error", e.to_string());
+    let err = |e: crate::vault::Error| (Outcome::ProtocolError, e.to_string());
     let Some(row) = store::load(ctx.store, server).map_err(err)? else {
         return Err((
-            "unknown-server",
+            Outcome::UnknownServer,
             format!("no MCP server named {server:?} (see `tai mcp list`)"),
         ));
     };
@@ -452,7 +452,7 @@ fn mcp_policy(
         && !store::is_enabled(ctx.store, server, &ctx.config.profile).map_err(err)?
     {
         return Err((
-            "not-enabled",
+            Outcome::NotEnabled,
             format!(
                 "the MCP server {server} is not enabled for the profile {}; a person enables it with `tai mcp enable {server}`",
                 ctx.config.profile
@@ -461,7 +461,7 @@ fn mcp_policy(
     }
     if !store::allowed(&row.entry, tool) {
         return Err((
-            "not-allowed",
+            Outcome::NotAllowed,
             format!("{server}: the tool {tool:?} is not allowed by the server's tool list"),
         ));
     }
@@ -472,14 +472,14 @@ fn mcp_policy(
             .find(|t| t.name == tool);
         let Some(t) = stored else {
             return Err((
-                "not-listed",
+                Outcome::NotListed,
                 format!(
                     "the MCP server {server} does not list a tool {tool:?} (see `tai mcp tools {server}`)"
                 ),
             ));
         };
         if !t.pinned || bridge.is_withheld(server, tool) {
-            return Err(("withheld", super::withheld_error(server, tool).text));
+            return Err((Outcome::Withheld, super::withheld_error(server, tool).text));
         }
         Ok(pin_hash(&t.name, t.description.as_deref(), &t.schema))
     };
@@ -542,7 +542,7 @@ fn ask(
                 Err(why) => format!("denied: {why}"),
                 _ => format!("denied: {what}"),
             });
-            Err(("denied", format!("the user did not approve: {what}")))
+            Err((Outcome::Denied, format!("the user did not approve: {what}")))
         }
     }
 }

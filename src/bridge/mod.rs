@@ -26,7 +26,8 @@ use crate::mcp_servers::dispatch;
 use crate::mcp_servers::listing::{approved_key, record_listing};
 use crate::mcp_servers::store::{self, pin_hash};
 use crate::tools::ToolOutput;
-use crate::vault::{Store, audit::Event};
+use crate::vault::Store;
+use crate::vault::audit::{Event, Outcome};
 
 /// One offered tool.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,15 +187,15 @@ impl Bridge {
         server: &str,
         approver: &mut dyn Approver,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(), (String, &'static str)> {
+    ) -> Result<(), (String, Outcome)> {
         if self.unverified.contains(server) {
-            return Err((unverified_text(server), "unverified"));
+            return Err((unverified_text(server), Outcome::Unverified));
         }
         if self.conns.contains_key(server) {
             return Ok(());
         }
-        let (entry, resolved) =
-            dispatch::prepare(store, server, None, approver, env).map_err(|e| (e, "denied"))?;
+        let (entry, resolved) = dispatch::prepare(store, server, None, approver, env)
+            .map_err(|e| (e, Outcome::Denied))?;
         let oauth = crate::mcp_servers::oauth_vault::authorizer(
             store,
             server,
@@ -212,7 +213,7 @@ impl Bridge {
             let text = store
                 .redact(&e.to_string())
                 .unwrap_or_else(|_| "the server could not be started".into());
-            (text, "protocol-error")
+            (text, Outcome::ProtocolError)
         })?;
         crate::mcp_servers::oauth_vault::persist(store, server, &mut client);
         self.conns.insert(server.to_string(), client);
@@ -229,16 +230,16 @@ impl Bridge {
         arguments: Map<String, Value>,
         approver: &mut dyn Approver,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> (ToolOutput, &'static str) {
+    ) -> (ToolOutput, Outcome) {
         for attempt in 0..2 {
             if let Err((e, outcome)) = self.connect(store, server, approver, env) {
                 return (ToolOutput::error(e), outcome);
             }
             if self.is_withheld(server, tool) {
-                return (withheld_error(server, tool), "withheld");
+                return (withheld_error(server, tool), Outcome::Withheld);
             }
             let Some(client) = self.conns.get_mut(server) else {
-                return (ToolOutput::error("no connection"), "protocol-error");
+                return (ToolOutput::error("no connection"), Outcome::ProtocolError);
             };
             let called = client.call_tool(tool, arguments.clone());
             crate::mcp_servers::oauth_vault::persist(store, server, client);
@@ -249,7 +250,7 @@ impl Bridge {
                         // Applies to later calls; a failure here marks the server unverified.
                         let _ = self.recheck(store, server);
                     }
-                    let outcome = if r.is_error { "tool-error" } else { "ok" };
+                    let outcome = Outcome::of_call(r.is_error);
                     return (
                         ToolOutput {
                             text: r.text(),
@@ -269,19 +270,19 @@ impl Bridge {
                     if let Some(c) = self.conns.remove(server) {
                         c.close();
                     }
-                    let _ = store.audit(Event::new("mcp-reconnect", server, "reconnecting"));
+                    let _ = store.audit(Event::new("mcp-reconnect", server, Outcome::Reconnecting));
                 }
                 Err(e) => {
                     let outcome = match e {
                         McpError::Transport {
                             error: TransportError::Timeout,
                             ..
-                        } => "timeout",
+                        } => Outcome::Timeout,
                         McpError::Transport {
                             error: TransportError::Interrupted,
                             ..
-                        } => "interrupted",
-                        _ => "protocol-error",
+                        } => Outcome::Interrupted,
+                        _ => Outcome::ProtocolError,
                     };
                     return (ToolOutput::error(e.to_string()), outcome);
                 }
@@ -291,7 +292,7 @@ impl Bridge {
             ToolOutput::error(format!(
                 "{server}: the server failed again after one reconnect"
             )),
-            "protocol-error",
+            Outcome::ProtocolError,
         )
     }
 
@@ -299,7 +300,7 @@ impl Bridge {
     /// withheld (their new definitions stored, the approved one kept for review), removed
     /// tools are dropped. When the listing fails, the connection is closed and the server
     /// is unverified until the next turn: its tools are neither offered nor called.
-    fn recheck(&mut self, store: &mut Store, server: &str) -> Result<(), (String, &'static str)> {
+    fn recheck(&mut self, store: &mut Store, server: &str) -> Result<(), (String, Outcome)> {
         let listed = match self.conns.get_mut(server).map(McpClient::list_tools) {
             Some(Ok(listed)) => listed,
             Some(Err(e)) => {
@@ -310,17 +311,17 @@ impl Bridge {
                 let why = store.redact(&e.to_string()).unwrap_or_default();
                 let _ = store.audit(Event {
                     detail: Some(why),
-                    ..Event::new("mcp-drift", server, "unverified")
+                    ..Event::new("mcp-drift", server, Outcome::Unverified)
                 });
-                return Err((unverified_text(server), "unverified"));
+                return Err((unverified_text(server), Outcome::Unverified));
             }
-            None => return Err(("no connection".into(), "protocol-error")),
+            None => return Err(("no connection".into(), Outcome::ProtocolError)),
         };
         for (tool, change) in record_listing(store, server, &listed) {
-            if change != "removed" && !self.is_withheld(server, &tool) {
+            if change != Outcome::Removed && !self.is_withheld(server, &tool) {
                 self.withheld.push((server.to_string(), tool.clone()));
             }
-            if change == "removed" {
+            if change == Outcome::Removed {
                 self.tools
                     .retain(|t| !(t.server == server && t.tool == tool));
             }
@@ -501,7 +502,7 @@ pub fn approve(store: &mut Store, server: &str, tool: &str) -> Result<String, St
         .audit(Event::new(
             "mcp-approve",
             &format!("{server}/{tool}"),
-            "approved",
+            Outcome::Approved,
         ))
         .map_err(|e| e.to_string())?;
     Ok(review_text(&r))

@@ -12,14 +12,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::deadline::Deadline;
 use crate::http::sse;
+use crate::limits::{
+    CHAT_ERROR_BODY_MAX, CHAT_MAX_BODY, CHAT_MAX_RETRIES, CHAT_MAX_RETRY_WAIT, HTTP_CONNECT_TIMEOUT,
+};
 pub use delta::{Answer, ToolCall};
-
-/// Retries after 429, and the longest wait honoured for one Retry-After.
-const MAX_RETRIES: usize = 3;
-const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
-/// The largest answer body read (a streamed answer is read incrementally).
-const MAX_BODY: usize = 16 * 1024 * 1024;
 
 pub struct ChatClient {
     agent: ureq::Agent,
@@ -40,7 +38,7 @@ impl ChatClient {
         timeout: Duration,
     ) -> ChatClient {
         ChatClient {
-            agent: crate::http::agent::agent(Duration::from_secs(10)),
+            agent: crate::http::agent::agent(HTTP_CONNECT_TIMEOUT),
             base_url: base_url.trim_end_matches('/').to_string(),
             model: model.to_string(),
             api_key,
@@ -50,9 +48,9 @@ impl ChatClient {
     }
 
     /// When the call starting now must end: `timeout` from now, or `until` if sooner.
-    fn call_deadline(&self) -> Instant {
-        let own = Instant::now() + self.timeout;
-        self.until.map_or(own, |u| u.min(own))
+    fn call_deadline(&self) -> Deadline {
+        let own = Deadline::after(self.timeout);
+        self.until.map_or(own, |u| Deadline::at(u).min(own))
     }
 
     fn url(&self) -> String {
@@ -63,15 +61,12 @@ impl ChatClient {
     fn post(
         &self,
         body: &Value,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<ureq::http::Response<ureq::Body>, String> {
         let bytes = serde_json::to_vec(body).map_err(|e| e.to_string())?;
         let url = self.url();
-        for attempt in 0..=MAX_RETRIES {
-            let left = deadline
-                .checked_duration_since(Instant::now())
-                .filter(|d| !d.is_zero());
-            let left = left.ok_or_else(|| {
+        for attempt in 0..=CHAT_MAX_RETRIES {
+            let left = deadline.timeout().ok_or_else(|| {
                 format!(
                     "the model did not answer in time ({}s)",
                     self.timeout.as_secs()
@@ -101,13 +96,15 @@ impl ChatClient {
                 .and_then(|v| v.trim().parse::<u64>().ok());
             let mut reader = resp.into_body().into_reader();
             let mut text = String::new();
-            let _ = (&mut reader).take(64 * 1024).read_to_string(&mut text);
+            let _ = (&mut reader)
+                .take(CHAT_ERROR_BODY_MAX)
+                .read_to_string(&mut text);
             let detail = error_detail(&text);
             match status {
-                429 if attempt < MAX_RETRIES => {
+                429 if attempt < CHAT_MAX_RETRIES => {
                     let wait = Duration::from_secs(retry_after.unwrap_or(1 << attempt))
-                        .min(MAX_RETRY_WAIT);
-                    if Instant::now() + wait >= deadline {
+                        .min(CHAT_MAX_RETRY_WAIT);
+                    if wait >= deadline.remaining() {
                         return Err(format!(
                             "rate limited by {url} (HTTP 429) and the retry would pass the deadline"
                         ));
@@ -120,7 +117,7 @@ impl ChatClient {
                 }
                 429 => {
                     return Err(format!(
-                        "rate limited by {url} (HTTP 429) after {MAX_RETRIES} retries: {detail}"
+                        "rate limited by {url} (HTTP 429) after {CHAT_MAX_RETRIES} retries: {detail}"
                     ));
                 }
                 401 | 403 => {
@@ -187,7 +184,7 @@ impl ChatClient {
             // Some endpoints ignore `stream` and answer with one JSON body.
             let mut text = String::new();
             (&mut reader)
-                .take(MAX_BODY as u64)
+                .take(CHAT_MAX_BODY as u64)
                 .read_to_string(&mut text)
                 .map_err(|e| format!("reading the answer: {e}"))?;
             let piece = acc.feed(&text)?;
@@ -211,7 +208,7 @@ impl ChatClient {
                 break;
             }
             read += n;
-            if read > MAX_BODY {
+            if read > CHAT_MAX_BODY {
                 return Err("the model's answer is over 16 MB; stopped reading".into());
             }
             let mut events = Vec::new();
@@ -237,7 +234,7 @@ impl ChatClient {
         let mut text = String::new();
         resp.into_body()
             .into_reader()
-            .take(MAX_BODY as u64)
+            .take(CHAT_MAX_BODY as u64)
             .read_to_string(&mut text)
             .map_err(|e| format!("reading the answer: {e}"))?;
         let mut acc = delta::Accumulator::new();

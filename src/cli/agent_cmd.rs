@@ -4,7 +4,6 @@
 //! person's `y` re-pins it (never a mode, never the model).
 
 use std::io::{IsTerminal, Read, Write};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -19,8 +18,7 @@ use crate::config::{ApiKeySource, process_env};
 use crate::sanitize;
 use crate::tools::ToolContext;
 
-/// Deadline of one model call.
-const MODEL_TIMEOUT: Duration = Duration::from_secs(300);
+use crate::limits::MODEL_TIMEOUT;
 
 /// Streams answer text to stdout; tool chatter to stderr, dimmed on a colour terminal.
 struct TerminalUi {

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// Lines kept in the history file.
-pub const HISTORY_MAX: usize = 1000;
+pub use crate::limits::HISTORY_MAX;
 
 /// Where the history lives, from the environment (`None`: no home to put it in).
 pub fn path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {

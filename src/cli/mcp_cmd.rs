@@ -20,7 +20,7 @@ use crate::mcp_servers::store;
 use crate::resolver::Target;
 use crate::sanitize;
 use crate::tools::ToolContext;
-use crate::vault::audit::Event;
+use crate::vault::audit::{Event, Outcome};
 
 pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>) -> Result {
     match cmd {
@@ -160,8 +160,11 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             let names =
                 crate::mcp_servers::trust::trust(&ctx.store, server, tool).map_err(Failure)?;
             for n in &names {
-                ctx.store
-                    .audit(Event::new("mcp-trust", &format!("{server}/{n}"), "trusted"))?;
+                ctx.store.audit(Event::new(
+                    "mcp-trust",
+                    &format!("{server}/{n}"),
+                    Outcome::Trusted,
+                ))?;
             }
             if json_out {
                 return Ok(super::render::out_json(
@@ -179,7 +182,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             ctx.store.audit(Event::new(
                 "mcp-trust",
                 &format!("{server}/{tool}"),
-                "untrusted",
+                Outcome::Untrusted,
             ))?;
             if json_out {
                 return Ok(super::render::out_json(
@@ -198,7 +201,11 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
                 ..Event::new(
                     "mcp-enable",
                     server,
-                    if on { "enabled" } else { "disabled" },
+                    if on {
+                        Outcome::Enabled
+                    } else {
+                        Outcome::Disabled
+                    },
                 )
             })?;
             let verb = if on { "enabled" } else { "disabled" };
@@ -231,7 +238,7 @@ pub fn run(cmd: &McpCmd, json_out: bool, load: impl FnOnce() -> Result<Context>)
             }
             store::remove(&mut ctx.store, server)?;
             ctx.store
-                .audit(Event::new("mcp-remove", server, "removed"))?;
+                .audit(Event::new("mcp-remove", server, Outcome::Removed))?;
             if json_out {
                 return Ok(super::render::out_json(
                     &json!({"server": server, "removed": true}),
@@ -694,17 +701,21 @@ fn call(ctx: &mut Context, server: &str, tool: &str, args: Option<&str>, json: b
     // The call ran (or failed on the wire): a call result. Refused by the gate: an error.
     let ran = matches!(
         passed.outcome,
-        "ok" | "tool-error" | "protocol-error" | "timeout" | "interrupted"
+        Outcome::Ok
+            | Outcome::ToolError
+            | Outcome::ProtocolError
+            | Outcome::Timeout
+            | Outcome::Interrupted
     );
     if json && ran {
         let v = json!({"server": server, "tool": tool, "outcome": passed.outcome, "isError": o.is_error, "text": o.text});
         super::render::out_json(&v)?;
-    } else if matches!(passed.outcome, "ok" | "tool-error") {
+    } else if passed.outcome.answered() {
         out(&format!("{}\n", sanitize::block(&o.text)))?;
     }
     match passed.outcome {
-        "ok" => Ok(()),
-        "tool-error" => Err(Failure(format!(
+        Outcome::Ok => Ok(()),
+        Outcome::ToolError => Err(Failure(format!(
             "{server}/{tool} ran and reported an error"
         ))),
         _ => Err(Failure(o.text)),

@@ -2,15 +2,13 @@
 //! flow for a stored HTTP server run on purpose, its state shown (never a token), and its
 //! tokens forgotten. Tokens are stored as vault secrets (sealed with the seal).
 
-use std::time::Duration;
-
 use super::render::out;
 use super::{Context, Failure, Result};
 use crate::approval::TerminalApprover;
 use crate::config::process_env;
 use crate::mcp::client::{McpClient, Timeouts};
 use crate::mcp::oauth::{self, Interaction};
-use crate::vault::audit::Event;
+use crate::vault::audit::{Event, Outcome};
 
 /// Log in to `server`: connect with an authorizer that logs in when asked, and list the
 /// tools once so the server sees the token; store the result.
@@ -38,7 +36,7 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
         auth = auth.with_client(id, process_env(oauth::CLIENT_SECRET_ENV));
     }
     let timeouts = Timeouts {
-        connect: oauth::LOGIN_TIMEOUT + Duration::from_secs(30),
+        connect: crate::limits::OAUTH_LOGIN_CONNECT,
         ..Timeouts::default()
     };
     let mut client = McpClient::connect_with(&resolved.spec, entry.protocol, timeouts, Some(auth))
@@ -53,7 +51,8 @@ pub fn login(ctx: &mut Context, server: &str, client_id: Option<&str>) -> Result
         )));
     }
     crate::mcp_servers::oauth_vault::save(&ctx.store, server, &state)?;
-    ctx.store.audit(Event::new("mcp-oauth", server, "login"))?;
+    ctx.store
+        .audit(Event::new("mcp-oauth", server, Outcome::Login))?;
     Ok(out(&format!(
         "{server}: {}\n",
         state.describe(crate::vault::now_ms())
@@ -81,6 +80,7 @@ pub fn logout(ctx: &mut Context, server: &str) -> Result {
     if !crate::mcp_servers::oauth_vault::remove(&ctx.store, server)? {
         return Err(Failure(format!("{server} has no OAuth login stored")));
     }
-    ctx.store.audit(Event::new("mcp-oauth", server, "logout"))?;
+    ctx.store
+        .audit(Event::new("mcp-oauth", server, Outcome::Logout))?;
     Ok(out(&format!("{server}: logged out\n"))?)
 }

@@ -7,14 +7,13 @@
 
 use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 
-/// The most piped text appended to a prompt.
-pub const PIPED_MAX: usize = 128 * 1024;
-/// How long tai waits for the pipe's writer to finish.
-pub const PIPED_WAIT: Duration = Duration::from_secs(30);
+use crate::deadline::Deadline;
+use crate::limits::PIPED_INTERRUPT_CHECK;
+pub use crate::limits::{PIPED_MAX, PIPED_WAIT};
 
 /// The prompt with the piped text appended (pure). `total` is how many bytes arrived (more
 /// than `piped.len()` when the reader stopped at the cap); the second value is the note
@@ -54,21 +53,19 @@ pub fn read_stdin(cap: usize, wait: Duration) -> std::io::Result<(Vec<u8>, usize
     if stdin.is_terminal() {
         return Ok((Vec::new(), 0));
     }
-    let until = Instant::now() + wait;
+    let until = Deadline::after(wait);
     let mut data = Vec::new();
     let mut total = 0;
     let mut buf = [0u8; 16 * 1024];
     let mut lock = stdin.lock();
     loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() || crate::sigint::interrupted() {
+        if until.expired() || crate::sigint::interrupted() {
             eprintln!("tai: note: stdin was still open; using what arrived");
             break;
         }
-        let ms = left.as_millis().min(200) as u16;
         let ready = {
             let mut fds = [PollFd::new(lock.as_fd(), PollFlags::POLLIN)];
-            match poll(&mut fds, PollTimeout::from(ms)) {
+            match poll(&mut fds, until.within(PIPED_INTERRUPT_CHECK).poll_timeout()) {
                 Ok(n) => n > 0,
                 Err(nix::errno::Errno::EINTR) => false,
                 Err(e) => return Err(e.into()),

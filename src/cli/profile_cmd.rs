@@ -7,7 +7,8 @@ use super::args::ProfileCmd;
 use super::render::{out, table};
 use super::{Context, Failure, Result};
 use crate::config::DEFAULT_PROFILE;
-use crate::vault::{ProfileRow, audit::Event};
+use crate::vault::ProfileRow;
+use crate::vault::audit::{Event, Outcome};
 
 pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
     match cmd {
@@ -35,7 +36,8 @@ pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
                 api_key_secret: api_key_secret.clone(),
             };
             ctx.store.profile_add(&row)?;
-            ctx.store.audit(Event::new("profile", name, "added"))?;
+            ctx.store
+                .audit(Event::new("profile", name, Outcome::Added))?;
             out(&format!(
                 "added profile {name} (make it current with `tai profile use {name}`)\n"
             ))?;
@@ -48,7 +50,8 @@ pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
                 )));
             }
             ctx.store.meta_set("current_profile", name.as_str())?;
-            ctx.store.audit(Event::new("profile", name, "used"))?;
+            ctx.store
+                .audit(Event::new("profile", name, Outcome::Used))?;
             let shadow = crate::config::process_env("TAI_PROFILE").filter(|p| p != name);
             let note = shadow
                 .map(|p| format!(" (TAI_PROFILE={p} still overrides it in this shell)"))
@@ -76,7 +79,7 @@ pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
             ctx.store.profile_set(name, key, value)?;
             ctx.store.audit(Event {
                 detail: Some(key.clone()),
-                ..Event::new("profile", name, "set")
+                ..Event::new("profile", name, Outcome::Set)
             })?;
             let shown = value.map_or("(unset: the top-level setting applies)".to_string(), |v| {
                 v.to_string()
@@ -100,7 +103,8 @@ pub fn run(ctx: &mut Context, cmd: &ProfileCmd) -> Result {
                 )));
             }
             ctx.store.profile_remove(name)?;
-            ctx.store.audit(Event::new("profile", name, "removed"))?;
+            ctx.store
+                .audit(Event::new("profile", name, Outcome::Removed))?;
             out(&format!("removed profile {name}\n"))?;
             Ok(())
         }

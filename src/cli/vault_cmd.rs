@@ -6,7 +6,7 @@ use super::args::VaultCmd;
 use super::render::{iso8601, out, table};
 use super::{Context, Failure, Result};
 use crate::config::process_env;
-use crate::vault::audit::{Event, Verdict};
+use crate::vault::audit::{Event, Outcome, Verdict};
 use crate::vault::redact::{MIN_SECRET_CHARS, too_short};
 use crate::vault::seal::KdfParams;
 
@@ -21,7 +21,7 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
                 );
             }
             ctx.store.secret_set(name, &value)?;
-            ctx.store.audit(Event::new("secret", name, "set"))?;
+            ctx.store.audit(Event::new("secret", name, Outcome::Set))?;
             out(&format!("stored secret {name}\n"))?;
             Ok(())
         }
@@ -35,7 +35,8 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
         }
         VaultCmd::SecretRemove { name } => {
             ctx.store.secret_remove(name)?;
-            ctx.store.audit(Event::new("secret", name, "removed"))?;
+            ctx.store
+                .audit(Event::new("secret", name, Outcome::Removed))?;
             out(&format!("removed secret {name}\n"))?;
             Ok(())
         }
@@ -45,7 +46,8 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
             }
             let passphrase = new_passphrase()?;
             ctx.store.seal(&passphrase, KdfParams::DEFAULT)?;
-            ctx.store.audit(Event::new("vault", "seal", "sealed"))?;
+            ctx.store
+                .audit(Event::new("vault", "seal", Outcome::Sealed))?;
             out(&format!("vault sealed: {}\n", crate::vault::SEAL_COVERS))?;
             Ok(())
         }
@@ -55,7 +57,8 @@ pub fn run(ctx: &mut Context, cmd: &VaultCmd) -> Result {
             }
             ctx.unlock()?;
             ctx.store.unseal()?;
-            ctx.store.audit(Event::new("vault", "seal", "unsealed"))?;
+            ctx.store
+                .audit(Event::new("vault", "seal", Outcome::Unsealed))?;
             out("vault unsealed: secret values are stored in plain text\n")?;
             Ok(())
         }

@@ -48,8 +48,8 @@ pub fn agent(connect_timeout: Duration) -> ureq::Agent {
     )
 }
 
-/// How long one slice of a wait for input is: the most a Ctrl-C waits to be seen.
-const SLICE: Duration = Duration::from_millis(100);
+// One slice of a wait for input: the most a Ctrl-C waits to be seen.
+use crate::limits::INTERRUPT_CHECK as SLICE;
 
 /// Wraps every connection so a wait for input looks at the Ctrl-C flag between slices
 /// (ureq itself retries a read that a signal interrupted, while a timeout applies).

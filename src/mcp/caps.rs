@@ -1,28 +1,10 @@
-//! The `MCP_*` caps of the contract: every limit on time and size, with its one value.
+//! The `MCP_*` caps of the contract by name: each value lives in `crate::limits` (the one
+//! table of every limit) and is re-exported here beside `ALL`, the contract's own list.
 
-use std::time::Duration;
-
-/// Spawn (or dial) plus handshake, per server.
-pub const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
-/// One `tools/call`; then a cancel notification and a local failure.
-pub const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(60);
-/// Tool result text kept inline; a larger result spills whole to a vault record.
-pub const MCP_RESULT_MAX: usize = 64 * 1024;
-/// Largest request or response body on either HTTP leg.
-pub const MCP_HTTP_MAX_BODY: usize = 10 * 1024 * 1024;
-/// Registered servers; the 33rd registration is refused.
-pub const MCP_MAX_SERVERS: usize = 32;
-/// Tools bridged per server; extras are listed but not offered.
-pub const MCP_MAX_TOOLS: usize = 100;
-/// Idle server-side MCP sessions are dropped after this long.
-pub const MCP_SESSION_IDLE: Duration = Duration::from_secs(3600);
-/// Deadline for one served `chat` turn.
-pub const MCP_CHAT_TIMEOUT: Duration = Duration::from_secs(600);
-/// The longest per-server connect or call timeout a server entry may set (flags,
-/// `startup_timeout_sec`, `tool_timeout_sec`, `timeout` in imports); larger is clamped.
-pub const MCP_TIMEOUT_MAX: Duration = Duration::from_secs(600);
-/// Default port of `tai --serve-mcp`.
-pub const MCP_DEFAULT_PORT: u16 = 8765;
+pub use crate::limits::{
+    MCP_CALL_TIMEOUT, MCP_CHAT_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_DEFAULT_PORT, MCP_HTTP_MAX_BODY,
+    MCP_MAX_SERVERS, MCP_MAX_TOOLS, MCP_RESULT_MAX, MCP_SESSION_IDLE, MCP_TIMEOUT_MAX,
+};
 
 /// Every cap by its contract name, for the docs-contract check and `--help` texts.
 pub const ALL: &[(&str, &str)] = &[

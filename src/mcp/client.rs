@@ -18,7 +18,12 @@ use super::oauth::OAuth;
 use super::protocol::{self as p, Method};
 use super::stdio::{McpStdioTransport, StdioSpec};
 use super::transport::{Transport, TransportError};
+use crate::deadline::Deadline;
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
+use crate::limits::{
+    MCP_CANCEL_TIMEOUT, MCP_MAX_INPUT_ROUNDS as MAX_INPUT_ROUNDS, MCP_MAX_LIST_PAGES as MAX_PAGES,
+    MCP_PROBE_TIMEOUT, MCP_REPLY_TIMEOUT,
+};
 
 /// Where a server lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,7 +78,7 @@ impl Default for Timeouts {
         Timeouts {
             connect: MCP_CONNECT_TIMEOUT,
             call: MCP_CALL_TIMEOUT,
-            probe: Duration::from_secs(10),
+            probe: MCP_PROBE_TIMEOUT,
         }
     }
 }
@@ -165,9 +170,6 @@ fn open(
     })
 }
 
-/// Rounds of `input_required` one tool call may go through (SEP-2322).
-const MAX_INPUT_ROUNDS: usize = 4;
-
 /// What tai answers to a server's input request inside a 2026 `input_required` result:
 /// elicitation is declined and roots are empty (both are outside tai's contract);
 /// anything else (sampling) cannot be answered.
@@ -192,7 +194,7 @@ impl McpClient {
         timeouts: Timeouts,
         oauth: Option<OAuth>,
     ) -> Result<McpClient> {
-        let deadline = Instant::now() + timeouts.connect;
+        let deadline = Deadline::after(timeouts.connect);
         let transport = open(spec, oauth).map_err(|error| McpError::Transport {
             what: "starting the server".into(),
             error,
@@ -262,7 +264,7 @@ impl McpClient {
     }
 
     /// Probe, then fall back to `initialize` as `handshake::classify` decides.
-    fn negotiate(&mut self, deadline: Instant) -> Result<()> {
+    fn negotiate(&mut self, deadline: Deadline) -> Result<()> {
         let mut reprobed = false;
         loop {
             match self.probe(deadline)? {
@@ -291,12 +293,12 @@ impl McpClient {
 
     /// Send `server/discover` as a 2026-07-28 client and classify the answer. On a modern
     /// verdict the connection is set up in the modern era.
-    fn probe(&mut self, deadline: Instant) -> Result<ProbeVerdict> {
+    fn probe(&mut self, deadline: Deadline) -> Result<ProbeVerdict> {
         self.transport
             .set_protocol(Some((Era::Modern, Era::Modern.version().into())));
         let stdio = self.transport.is_stream();
         let probe_deadline = if stdio {
-            deadline.min(Instant::now() + self.timeouts.probe)
+            deadline.within(self.timeouts.probe)
         } else {
             deadline
         };
@@ -350,7 +352,7 @@ impl McpClient {
     }
 
     /// The legacy handshake: `initialize`, check the answer, `notifications/initialized`.
-    fn initialize(&mut self, deadline: Instant, after_probe: bool) -> Result<()> {
+    fn initialize(&mut self, deadline: Deadline, after_probe: bool) -> Result<()> {
         self.transport.set_protocol(None);
         self.era = Era::Legacy;
         let params = p::InitializeParams {
@@ -389,7 +391,7 @@ impl McpClient {
         self.notify(methods::INITIALIZED, None, deadline)
     }
 
-    fn notify(&mut self, method: &str, params: Option<Value>, deadline: Instant) -> Result<()> {
+    fn notify(&mut self, method: &str, params: Option<Value>, deadline: Deadline) -> Result<()> {
         let msg = Message::Notification {
             method: method.into(),
             params,
@@ -411,12 +413,12 @@ impl McpClient {
     pub fn request<M: Method>(
         &mut self,
         params: M::Params,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<M::Output> {
         self.typed::<M>(params, deadline)
     }
 
-    fn typed<M: Method>(&mut self, params: M::Params, deadline: Instant) -> Result<M::Output> {
+    fn typed<M: Method>(&mut self, params: M::Params, deadline: Deadline) -> Result<M::Output> {
         let value = serde_json::to_value(params).map_err(|e| McpError::Protocol(e.to_string()))?;
         let params = p::params_for(self.era, value);
         let result = self.exchange_retrying(M::NAME, params, deadline)?;
@@ -433,7 +435,7 @@ impl McpClient {
         &mut self,
         method: &str,
         params: Option<Value>,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Value> {
         // Only a legacy HTTP session can expire; keep a copy for the retry only then.
         let session = !self.transport.is_stream() && self.era.has_sessions();
@@ -456,7 +458,7 @@ impl McpClient {
         era: Era,
         method: &str,
         params: Option<Value>,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Value> {
         let id = Id::Num(self.next_id);
         self.next_id += 1;
@@ -512,7 +514,7 @@ impl McpClient {
     }
 
     /// `ping` gets `{}`; sampling, elicitation, roots and anything else get -32601.
-    fn answer_server_request(&mut self, id: Id, method: &str, deadline: Instant) {
+    fn answer_server_request(&mut self, id: Id, method: &str, deadline: Deadline) {
         let reply = if method == methods::PING {
             Message::Response {
                 id,
@@ -529,13 +531,13 @@ impl McpClient {
             }
         };
         // A failed answer is not fatal to the request in flight.
-        let short = deadline.min(Instant::now() + Duration::from_secs(5));
+        let short = deadline.within(MCP_REPLY_TIMEOUT);
         let _ = self.transport.send(&reply, short);
     }
 
     /// Liveness: `ping` (legacy) or `server/discover` (2026 has no ping).
     pub fn ping(&mut self) -> Result<()> {
-        let deadline = Instant::now() + self.timeouts.connect;
+        let deadline = Deadline::after(self.timeouts.connect);
         if self.era.has_ping() {
             self.typed::<p::Ping>(p::NoParams {}, deadline).map(drop)
         } else {
@@ -547,7 +549,6 @@ impl McpClient {
     /// Every tool, following `nextCursor` to the end (guarding against a repeated cursor
     /// and a runaway page count).
     pub fn list_tools(&mut self) -> Result<Vec<p::Tool>> {
-        const MAX_PAGES: usize = 1000;
         let now = Instant::now();
         if let Some((fresh_until, tools)) = &self.cached_tools
             && now < *fresh_until
@@ -555,7 +556,7 @@ impl McpClient {
         {
             return Ok(tools.clone());
         }
-        let deadline = now + self.timeouts.connect;
+        let deadline = Deadline::after_from(now, self.timeouts.connect);
         self.tools_changed = false;
         self.cached_tools = None;
         let mut ttl_ms: Option<i64> = None;
@@ -645,7 +646,7 @@ impl McpClient {
             self.transport
                 .set_request_headers(p::mirror_params(headers, &arguments));
         }
-        let deadline = Instant::now() + self.timeouts.call;
+        let deadline = Deadline::after(self.timeouts.call);
         let id = self.next_id;
         let params = p::CallToolParams {
             name: name.into(),
@@ -695,7 +696,7 @@ impl McpClient {
     fn call_rounds(
         &mut self,
         params: p::CallToolParams,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<p::CallToolResult> {
         let base = serde_json::to_value(params).map_err(|e| McpError::Protocol(e.to_string()))?;
         let mut value = base.clone();
@@ -742,7 +743,7 @@ impl McpClient {
             .cancels_by_closing_the_stream(!self.transport.is_stream())
         {
             let params = json!({"requestId": id, "reason": reason});
-            let short = Instant::now() + Duration::from_secs(2);
+            let short = Deadline::after(MCP_CANCEL_TIMEOUT);
             let _ = self.notify(methods::CANCELLED, Some(params), short);
         }
     }

@@ -13,15 +13,20 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::caps::{MCP_CONNECT_TIMEOUT, MCP_HTTP_MAX_BODY};
 use super::era::Era;
 use super::transport::{Result, Transport, TransportError};
+use crate::deadline::Deadline;
 use crate::http::sse;
 use crate::jsonrpc::Message;
+use crate::limits::{
+    MCP_HTTP_DEFAULT_RETRY as DEFAULT_RETRY, MCP_HTTP_ERROR_BODY_MAX,
+    MCP_HTTP_MAX_RESUMPTIONS as MAX_RESUMPTIONS,
+};
 
 /// What to dial.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,11 +56,6 @@ enum Incoming {
     /// that serves one connection at a time goes on); what it carried is still to be read.
     Released(VecDeque<Message>),
 }
-
-/// Resumptions of one response stream before tai gives up on it.
-const MAX_RESUMPTIONS: usize = 5;
-/// The wait before a resumption when the stream gave no `retry`.
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 pub struct McpHttpTransport {
     agent: ureq::Agent,
@@ -165,12 +165,9 @@ fn resume(
     protocol: Option<&(Era, String)>,
     oauth: Option<&mut super::oauth::OAuth>,
     last_id: &str,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<ureq::BodyReader<'static>> {
-    let left = deadline
-        .checked_duration_since(Instant::now())
-        .filter(|d| !d.is_zero())
-        .ok_or(TransportError::Timeout)?;
+    let left = deadline.timeout().ok_or(TransportError::Timeout)?;
     let mut req = agent
         .get(&spec.url)
         .header("Accept", "text/event-stream")
@@ -231,16 +228,13 @@ impl McpHttpTransport {
     fn post(
         &mut self,
         msg: &Message,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<ureq::http::Response<ureq::Body>> {
         let body = msg.to_bytes();
         if body.len() > MCP_HTTP_MAX_BODY {
             return Err(TransportError::TooLarge(body.len()));
         }
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero());
-        let left = left.ok_or(TransportError::Timeout)?;
+        let left = deadline.timeout().ok_or(TransportError::Timeout)?;
         let mut req = self
             .agent
             .post(&self.spec.url)
@@ -278,7 +272,7 @@ impl McpHttpTransport {
             }
         }
         req.config()
-            .timeout_global(Some(left.max(Duration::from_millis(1))))
+            .timeout_global(Some(left))
             .build()
             .send(&body[..])
             .map_err(|e| map_err(&self.spec.url, e))
@@ -286,7 +280,7 @@ impl McpHttpTransport {
 }
 
 impl Transport for McpHttpTransport {
-    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
+    fn send(&mut self, msg: &Message, deadline: Deadline) -> Result<()> {
         let is_request = matches!(msg, Message::Request { .. });
         if is_request {
             self.incoming = Incoming::None;
@@ -337,7 +331,7 @@ impl Transport for McpHttpTransport {
         }
         if status == 401 || status == 403 {
             // Credentials, not protocol: never read as evidence of an era.
-            let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();
+            let body = read_capped(&mut reader, MCP_HTTP_ERROR_BODY_MAX).unwrap_or_default();
             let snippet: String = String::from_utf8_lossy(&body)
                 .trim()
                 .chars()
@@ -350,7 +344,7 @@ impl Transport for McpHttpTransport {
         }
         if !(200..300).contains(&status) {
             // An error status may still carry a JSON-RPC error (e.g. 400 with -32022).
-            let body = read_capped(&mut reader, 64 * 1024).unwrap_or_default();
+            let body = read_capped(&mut reader, MCP_HTTP_ERROR_BODY_MAX).unwrap_or_default();
             if let Ok(m @ Message::Error { .. }) = Message::parse(&body)
                 && is_request
             {
@@ -366,7 +360,7 @@ impl Transport for McpHttpTransport {
         }
         if !is_request {
             // A notification or a response: 202 (or 200) and nothing to read.
-            let _ = read_capped(&mut reader, 64 * 1024);
+            let _ = read_capped(&mut reader, MCP_HTTP_ERROR_BODY_MAX);
             return Ok(());
         }
         if is_sse {
@@ -395,7 +389,7 @@ impl Transport for McpHttpTransport {
         Ok(())
     }
 
-    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
+    fn recv(&mut self, deadline: Deadline) -> Result<Option<Message>> {
         // The request's own timeout (set in `send` from the same deadline) bounds the reads.
         match &mut self.incoming {
             Incoming::None => Ok(None),
@@ -442,7 +436,7 @@ impl Transport for McpHttpTransport {
                         let wait = parser
                             .retry_ms()
                             .map_or(DEFAULT_RETRY, Duration::from_millis);
-                        let fresh = if Instant::now() + wait < deadline {
+                        let fresh = if wait < deadline.remaining() {
                             crate::clock::sleep(wait);
                             resume(
                                 &self.agent,

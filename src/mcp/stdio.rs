@@ -10,22 +10,21 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 
 use super::caps::MCP_HTTP_MAX_BODY;
 use super::ndjson::{Frame, LineSplitter};
 use super::transport::{Result, Transport, TransportError};
 use crate::jsonrpc::Message;
 
-/// How much of the server's stderr is kept (the newest bytes).
-const STDERR_KEEP: usize = 64 * 1024;
-/// How often a wait for the server looks at the Ctrl-C flag.
-const INTERRUPT_CHECK: Duration = Duration::from_millis(100);
-/// How long each shutdown step waits for the child.
-const SHUTDOWN_STEP: Duration = Duration::from_millis(1500);
+use crate::deadline::Deadline;
+use crate::limits::{
+    CHILD_REAP_CHECK, INTERRUPT_CHECK, STDIO_EXIT_WAIT, STDIO_SHUTDOWN_STEP as SHUTDOWN_STEP,
+    STDIO_STDERR_KEEP as STDERR_KEEP,
+};
 
 /// What to run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -74,16 +73,6 @@ fn nonblocking(fd: impl AsFd) -> std::io::Result<()> {
     let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
     fcntl(fd.as_fd(), FcntlArg::F_SETFL(flags)).map_err(std::io::Error::from)?;
     Ok(())
-}
-
-fn remaining(deadline: Instant) -> Option<Duration> {
-    deadline
-        .checked_duration_since(Instant::now())
-        .filter(|d| !d.is_zero())
-}
-
-fn poll_timeout(d: Duration) -> PollTimeout {
-    PollTimeout::from(d.as_millis().clamp(1, u16::MAX as u128) as u16)
 }
 
 impl McpStdioTransport {
@@ -140,7 +129,7 @@ impl McpStdioTransport {
 
     /// One round of the loop: wait up to `wait` for any pipe, then move what is ready.
     /// Returns bytes of `out` written to stdin.
-    fn pump(&mut self, wait: Duration, out: &[u8]) -> Result<usize> {
+    fn pump(&mut self, until: Deadline, out: &[u8]) -> Result<usize> {
         let mut fds = Vec::with_capacity(3);
         let mut roles = Vec::with_capacity(3);
         if let Some(s) = &self.stdout {
@@ -160,7 +149,7 @@ impl McpStdioTransport {
         if fds.is_empty() {
             return Ok(0);
         }
-        match poll(&mut fds, poll_timeout(wait)) {
+        match poll(&mut fds, until.poll_timeout()) {
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => return Ok(0),
             Err(e) => return Err(TransportError::Io(format!("poll: {e}"))),
@@ -267,12 +256,12 @@ impl McpStdioTransport {
 
     /// The child's exit, waited for briefly (its stdout is closed, so it is ending).
     fn exited(&mut self) -> TransportError {
-        let until = Instant::now() + Duration::from_millis(500);
+        let until = Deadline::after(STDIO_EXIT_WAIT);
         while self.status.is_none() {
             match self.child.try_wait() {
                 Ok(Some(s)) => self.status = Some(s),
-                Ok(None) if Instant::now() < until => {
-                    let _ = self.pump(Duration::from_millis(10), &[]);
+                Ok(None) if !until.expired() => {
+                    let _ = self.pump(Deadline::after(CHILD_REAP_CHECK), &[]);
                 }
                 _ => break,
             }
@@ -286,20 +275,21 @@ impl McpStdioTransport {
 
     /// Wait up to `wait` for the child to exit, draining its pipes meanwhile.
     fn wait_exit(&mut self, wait: Duration) -> bool {
-        let until = Instant::now() + wait;
+        let until = Deadline::after(wait);
         loop {
             if let Ok(Some(s)) = self.child.try_wait() {
                 self.status = Some(s);
                 return true;
             }
-            let Some(left) = remaining(until) else {
+            if until.expired() {
                 return false;
-            };
+            }
             // With both pipes closed there is nothing to poll but the clock.
+            let step = until.within(CHILD_REAP_CHECK);
             if self.stdout.is_none() && self.stderr.is_none() {
-                crate::clock::sleep(left.min(Duration::from_millis(10)));
+                crate::clock::sleep_until(step);
             } else {
-                let _ = self.pump(left.min(Duration::from_millis(10)), &[]);
+                let _ = self.pump(step, &[]);
             }
         }
     }
@@ -324,7 +314,7 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 }
 
 impl Transport for McpStdioTransport {
-    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()> {
+    fn send(&mut self, msg: &Message, deadline: Deadline) -> Result<()> {
         let mut line = msg.to_bytes();
         line.push(b'\n');
         // Try the write straight away (the pipe almost always has room); poll only when it
@@ -337,15 +327,15 @@ impl Transport for McpStdioTransport {
             if self.stdin.is_none() || self.status.is_some() {
                 return Err(self.exited());
             }
-            let Some(left) = remaining(deadline) else {
+            if deadline.expired() {
                 return Err(TransportError::Timeout);
-            };
-            at += self.pump(left, &line[at..])?;
+            }
+            at += self.pump(deadline, &line[at..])?;
         }
         Ok(())
     }
 
-    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>> {
+    fn recv(&mut self, deadline: Deadline) -> Result<Option<Message>> {
         loop {
             if let Some(m) = self.inbox.pop_front() {
                 return Ok(Some(m));
@@ -359,11 +349,11 @@ impl Transport for McpStdioTransport {
             if crate::sigint::interrupted() {
                 return Err(TransportError::Interrupted);
             }
-            let Some(left) = remaining(deadline) else {
+            if deadline.expired() {
                 return Err(TransportError::Timeout);
-            };
+            }
             // Short rounds, so Ctrl-C is seen even when no signal interrupts the poll.
-            self.pump(left.min(INTERRUPT_CHECK), &[])?;
+            self.pump(deadline.within(INTERRUPT_CHECK), &[])?;
         }
     }
 

@@ -1,7 +1,6 @@
 //! What a transport does for `McpClient`: send one message, receive the next, by a deadline.
 
-use std::time::Instant;
-
+use crate::deadline::Deadline;
 use crate::jsonrpc::Message;
 
 use super::era::Era;
@@ -54,10 +53,10 @@ pub type Result<T> = std::result::Result<T, TransportError>;
 /// One connection to an MCP server, stdio or HTTP.
 pub trait Transport {
     /// Send one message. Over HTTP a request opens the exchange `recv` then reads.
-    fn send(&mut self, msg: &Message, deadline: Instant) -> Result<()>;
+    fn send(&mut self, msg: &Message, deadline: Deadline) -> Result<()>;
     /// The next message from the server; `None` when the current exchange has no more
     /// (HTTP: the response stream ended).
-    fn recv(&mut self, deadline: Instant) -> Result<Option<Message>>;
+    fn recv(&mut self, deadline: Deadline) -> Result<Option<Message>>;
     /// The era and version now in force (HTTP puts them in headers); `None` before a handshake.
     fn set_protocol(&mut self, _protocol: Option<(Era, String)>) {}
     /// Extra headers for the next request only (HTTP: `Mcp-Param-*`; stdio ignores them).

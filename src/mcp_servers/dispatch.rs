@@ -6,7 +6,8 @@
 use super::{intake, store};
 use crate::approval::Approver;
 use crate::mcp_servers::normalize::Entry;
-use crate::vault::{Store, audit::Event};
+use crate::vault::Store;
+use crate::vault::audit::{Event, Outcome};
 
 /// Everything before a connection to a stored server: the row, the allow/deny list for
 /// `tool`, `${VAR}` resolved (values joined to the redaction set), and consent asked again
@@ -40,7 +41,7 @@ pub fn prepare(
             format!("run the MCP server {server:?}, whose command changed since it was approved");
         let decision = approver.approve(&what, &resolved.shown());
         if decision != Ok(true) {
-            let _ = store.audit(Event::new("mcp-consent", server, "denied"));
+            let _ = store.audit(Event::new("mcp-consent", server, Outcome::Denied));
             return Err(decision
                 .err()
                 .unwrap_or_else(|| format!("{what}: not approved")));
@@ -48,7 +49,7 @@ pub fn prepare(
         store
             .meta_set(&store::consent_key(server), hash.as_str())
             .map_err(|e| e.to_string())?;
-        let _ = store.audit(Event::new("mcp-consent", server, "approved"));
+        let _ = store.audit(Event::new("mcp-consent", server, Outcome::Approved));
     }
     Ok((entry, resolved))
 }

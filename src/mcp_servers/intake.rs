@@ -14,8 +14,9 @@ use crate::mcp::stdio::StdioSpec;
 use crate::mcp_servers::expand::{Expanded, Sources, expand};
 use crate::mcp_servers::normalize::{Entry, Leg, Normalized, valid_name};
 use crate::sanitize;
+use crate::vault::Store;
+use crate::vault::audit::{Event, Outcome};
 use crate::vault::redact::{Secret, redact};
-use crate::vault::{Store, audit::Event};
 
 /// An entry with every `${VAR}` resolved, ready to spawn or dial.
 #[derive(Debug)]
@@ -509,7 +510,7 @@ pub fn add(
     };
     let decision = approver.approve(&what, &resolved.shown());
     if decision != Ok(true) {
-        let _ = store.audit(Event::new("mcp-add", &entry.name, "denied"));
+        let _ = store.audit(Event::new("mcp-add", &entry.name, Outcome::Denied));
         return Err(decision
             .err()
             .unwrap_or_else(|| format!("{what}: not approved; nothing was stored")));
@@ -540,7 +541,7 @@ pub fn add(
             .unwrap_or_else(|_| "(the error could not be redacted and is withheld)".into());
         let _ = store.audit(Event {
             detail: Some(text.clone()),
-            ..Event::new("mcp-add", &entry.name, "verify-failed")
+            ..Event::new("mcp-add", &entry.name, Outcome::VerifyFailed)
         });
         format!(
             "{}: the live check failed, nothing was stored:\n{text}",
@@ -565,11 +566,11 @@ pub fn add(
     }
     if let Some(state) = auth {
         super::oauth_vault::save(store, &entry.name, &state).map_err(|e| e.to_string())?;
-        let _ = store.audit(Event::new("mcp-oauth", &entry.name, "tokens-stored"));
+        let _ = store.audit(Event::new("mcp-oauth", &entry.name, Outcome::TokensStored));
     }
     let _ = store.audit(Event {
         detail: Some(format!("{} tools, {era}", tools.len())),
-        ..Event::new("mcp-add", &entry.name, "stored")
+        ..Event::new("mcp-add", &entry.name, Outcome::Stored)
     });
     Ok(AddReport {
         name: entry.name.clone(),

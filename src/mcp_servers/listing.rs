@@ -6,7 +6,8 @@ use serde_json::json;
 
 use crate::mcp::protocol::Tool;
 use crate::mcp_servers::store::{self, pin_hash};
-use crate::vault::{Store, audit::Event};
+use crate::vault::Store;
+use crate::vault::audit::{Event, Outcome};
 
 /// The key under which the last approved definition of a drifted tool is kept for review.
 pub fn approved_key(server: &str, tool: &str) -> String {
@@ -15,25 +16,21 @@ pub fn approved_key(server: &str, tool: &str) -> String {
 
 /// A fresh listing applied to the vault (see [`apply_listing`]), each change audited as
 /// `mcp-drift`. Pins are never changed here.
-pub fn record_listing(
-    store: &mut Store,
-    server: &str,
-    listed: &[Tool],
-) -> Vec<(String, &'static str)> {
+pub fn record_listing(store: &mut Store, server: &str, listed: &[Tool]) -> Vec<(String, Outcome)> {
     let changes = apply_listing(store, server, listed);
     for (tool, change) in &changes {
-        let _ = store.audit(Event::new("mcp-drift", &format!("{server}/{tool}"), change));
+        let _ = store.audit(Event::new(
+            "mcp-drift",
+            &format!("{server}/{tool}"),
+            *change,
+        ));
     }
     changes
 }
 
 /// Compare a fresh listing with the stored definitions and pins; store what changed.
-/// Returns `(tool, "added" | "changed" | "removed")` for every difference.
-pub fn apply_listing(
-    store: &mut Store,
-    server: &str,
-    listed: &[Tool],
-) -> Vec<(String, &'static str)> {
+/// Returns `(tool, Added | Changed | Removed)` for every difference.
+pub fn apply_listing(store: &mut Store, server: &str, listed: &[Tool]) -> Vec<(String, Outcome)> {
     let stored = store::tools(store, server).unwrap_or_default();
     let mut changes = Vec::new();
     for t in listed {
@@ -49,18 +46,18 @@ pub fn apply_listing(
                     );
                 }
                 let _ = store::put_tool(store, server, t);
-                changes.push((t.name.clone(), "changed"));
+                changes.push((t.name.clone(), Outcome::Changed));
             }
             None => {
                 let _ = store::put_tool(store, server, t);
-                changes.push((t.name.clone(), "added"));
+                changes.push((t.name.clone(), Outcome::Added));
             }
         }
     }
     for s in &stored {
         if !listed.iter().any(|t| t.name == s.name) {
             let _ = store::delete_tool(store, server, &s.name);
-            changes.push((s.name.clone(), "removed"));
+            changes.push((s.name.clone(), Outcome::Removed));
         }
     }
     changes

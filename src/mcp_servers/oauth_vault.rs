@@ -7,7 +7,8 @@ use sha2::{Digest, Sha256};
 
 use crate::mcp::client::{McpClient, ServerSpec};
 use crate::mcp::oauth::{AuthState, Interaction, OAuth};
-use crate::vault::{self, Store, audit::Event};
+use crate::vault::audit::{Event, Outcome};
+use crate::vault::{self, Store};
 
 /// The secret-name stem for `server`, within the vault's 64-character name limit.
 pub fn stem(server: &str) -> String {
@@ -110,9 +111,9 @@ pub fn persist(store: &mut Store, server: &str, client: &mut McpClient) {
     }
     let state = o.state.clone();
     let outcome = if state.access_token.is_some() {
-        "tokens-stored"
+        Outcome::TokensStored
     } else {
-        "tokens-dropped"
+        Outcome::TokensDropped
     };
     if save(store, server, &state).is_ok() {
         let _ = store.audit(Event::new("mcp-oauth", server, outcome));

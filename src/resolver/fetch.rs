@@ -3,12 +3,10 @@
 //! only (it lifts the anonymous rate limit) and never into evidence or errors.
 
 use std::io::Read;
-use std::time::Duration;
 
 use super::{Fetch, Fetched};
 
-const CONNECT: Duration = Duration::from_secs(10);
-const DEADLINE: Duration = Duration::from_secs(30);
+use crate::limits::{HTTP_CONNECT_TIMEOUT, RESOLVER_TIMEOUT};
 
 pub struct HttpFetch {
     agent: ureq::Agent,
@@ -19,7 +17,7 @@ pub struct HttpFetch {
 impl HttpFetch {
     pub fn new(api_base: &str, token: Option<String>) -> HttpFetch {
         HttpFetch {
-            agent: crate::http::agent::agent(CONNECT),
+            agent: crate::http::agent::agent(HTTP_CONNECT_TIMEOUT),
             api_base: api_base.trim_end_matches('/').to_string(),
             token: token.filter(|t| !t.is_empty()),
         }
@@ -33,7 +31,7 @@ impl Fetch for HttpFetch {
             .get(url)
             .header("Accept", accept)
             .config()
-            .timeout_global(Some(DEADLINE))
+            .timeout_global(Some(RESOLVER_TIMEOUT))
             .max_redirects(5)
             .build();
         if let Some(t) = &self.token

@@ -7,11 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 
-const READ_LIMIT_DEFAULT: usize = 2000;
-const GREP_MAX_MATCHES: usize = 200;
-const WALK_MAX_FILES: usize = 20_000;
-/// Files larger than this are not searched or read whole.
-const FILE_MAX: u64 = 10 * 1024 * 1024;
+use crate::limits::{FILE_MAX, GREP_MAX_MATCHES, READ_LIMIT_DEFAULT, WALK_MAX_FILES};
 
 pub fn tools() -> Vec<Box<dyn NativeTool>> {
     vec![

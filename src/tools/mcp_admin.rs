@@ -10,7 +10,7 @@ use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 use crate::mcp::client::Timeouts;
 use crate::mcp_servers::{intake, store};
 use crate::resolver::{Target, resolve_online};
-use crate::vault::audit::Event;
+use crate::vault::audit::{Event, Outcome};
 
 pub fn tools() -> Vec<Box<dyn NativeTool>> {
     vec![
@@ -198,7 +198,11 @@ impl NativeTool for McpEnable {
         if let Err(e) = store::set_enabled(ctx.store, server, &profile, self.0) {
             return ToolOutput::error(e.to_string());
         }
-        let outcome = if self.0 { "enabled" } else { "disabled" };
+        let outcome = if self.0 {
+            Outcome::Enabled
+        } else {
+            Outcome::Disabled
+        };
         let _ = ctx.store.audit(Event {
             detail: Some(format!("profile {profile}")),
             ..Event::new("mcp-enable", server, outcome)
@@ -234,7 +238,9 @@ impl NativeTool for McpRemove {
         }
         match store::remove(ctx.store, server) {
             Ok(()) => {
-                let _ = ctx.store.audit(Event::new("mcp-remove", server, "removed"));
+                let _ = ctx
+                    .store
+                    .audit(Event::new("mcp-remove", server, Outcome::Removed));
                 ToolOutput::ok(format!("removed {server}"))
             }
             Err(e) => ToolOutput::error(e.to_string()),

@@ -4,17 +4,18 @@
 
 use std::io::Read;
 use std::os::fd::AsFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 
-const DEFAULT_TIMEOUT: u64 = 120;
-const MAX_TIMEOUT: u64 = 600;
-/// Output kept per stream; the rest is counted and said.
-const OUTPUT_CAP: usize = 100 * 1024;
+use crate::deadline::Deadline;
+use crate::limits::{
+    SHELL_DEFAULT_TIMEOUT_SECS, SHELL_INTERRUPT_CHECK, SHELL_MAX_TIMEOUT_SECS, SHELL_OUTPUT_CAP,
+    SHELL_STOP_GRACE,
+};
 
 pub struct Shell;
 
@@ -36,13 +37,10 @@ pub struct Captured {
 }
 
 fn keep(buf: &mut Vec<u8>, data: &[u8], dropped: &mut usize) {
-    let room = OUTPUT_CAP.saturating_sub(buf.len());
+    let room = SHELL_OUTPUT_CAP.saturating_sub(buf.len());
     buf.extend_from_slice(&data[..data.len().min(room)]);
     *dropped += data.len().saturating_sub(room);
 }
-
-/// How long a stopped command has between SIGTERM and SIGKILL.
-const STOP_GRACE: Duration = Duration::from_millis(1000);
 
 /// Run `sh -c command` with a deadline over the whole run (output and exit alike),
 /// reading both streams as they come. Ctrl-C (`interrupted`) stops it like the deadline
@@ -66,17 +64,14 @@ pub fn run(
     .map_err(|e| format!("cannot run sh: {e}"))?;
     let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
     let (mut obuf, mut ebuf, mut dropped) = (Vec::new(), Vec::new(), 0usize);
-    let deadline = Instant::now() + timeout;
+    let deadline = Deadline::after(timeout);
     let mut chunk = [0u8; 16 * 1024];
     let mut stopped_early = false;
     while out.is_some() || err.is_some() {
-        let Some(left) = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero() && !interrupted())
-        else {
+        if deadline.expired() || interrupted() {
             stopped_early = true;
             break;
-        };
+        }
         let mut fds = Vec::new();
         if let Some(o) = &out {
             fds.push(PollFd::new(o.as_fd(), PollFlags::POLLIN));
@@ -85,8 +80,12 @@ pub fn run(
             fds.push(PollFd::new(e.as_fd(), PollFlags::POLLIN));
         }
         // Short rounds, so Ctrl-C is seen even when no signal interrupts the poll.
-        let ms = left.as_millis().clamp(1, 250) as u16;
-        if poll(&mut fds, PollTimeout::from(ms)).is_err() {
+        if poll(
+            &mut fds,
+            deadline.within(SHELL_INTERRUPT_CHECK).poll_timeout(),
+        )
+        .is_err()
+        {
             continue; // EINTR: look at the clock and the flag again
         }
         let ready: Vec<bool> = fds
@@ -120,7 +119,7 @@ pub fn run(
         Some(s) => Some(s),
         None => {
             stopped_early = true;
-            crate::child::stop(&mut child, STOP_GRACE)
+            crate::child::stop(&mut child, SHELL_STOP_GRACE)
         }
     };
     let was_interrupted = stopped_early && interrupted();
@@ -157,8 +156,8 @@ impl NativeTool for Shell {
         let secs = args
             .get("timeout")
             .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_TIMEOUT)
-            .clamp(1, MAX_TIMEOUT);
+            .unwrap_or(SHELL_DEFAULT_TIMEOUT_SECS)
+            .clamp(1, SHELL_MAX_TIMEOUT_SECS);
         let c = match run(
             arg_str(args, "command"),
             args.get("cwd").and_then(Value::as_str),
@@ -197,7 +196,7 @@ impl NativeTool for Shell {
             text.push_str(&format!(
                 "… {} more bytes of output were not kept (over {} KB per stream)\n",
                 c.dropped,
-                OUTPUT_CAP / 1024
+                SHELL_OUTPUT_CAP / 1024
             ));
         }
         ToolOutput {
@@ -210,6 +209,7 @@ impl NativeTool for Shell {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn safe_table() {
@@ -267,7 +267,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (c.stdout.len(), c.dropped),
-            (OUTPUT_CAP, 300_000 - OUTPUT_CAP)
+            (SHELL_OUTPUT_CAP, 300_000 - SHELL_OUTPUT_CAP)
         );
     }
 

@@ -37,7 +37,7 @@ impl NativeTool for RecordGet {
         let limit = args
             .get("limit")
             .and_then(Value::as_u64)
-            .unwrap_or(32 * 1024) as usize;
+            .unwrap_or(crate::limits::RECORD_GET_DEFAULT_LIMIT) as usize;
         let text = &rec.content;
         // Cut on character boundaries.
         let start = (0..=offset.min(text.len()))

@@ -4,15 +4,14 @@
 //! shell command (the trust gate shows the full URL; `--auto` approves it).
 
 use std::io::Read;
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 
-const TIMEOUT: Duration = Duration::from_secs(30);
-const DEFAULT_MAX: usize = 1024 * 1024;
-const HARD_MAX: usize = 10 * 1024 * 1024;
+use crate::limits::{
+    HTTP_CONNECT_TIMEOUT, WEB_FETCH_DEFAULT_MAX, WEB_FETCH_HARD_MAX, WEB_FETCH_TIMEOUT,
+};
 
 pub struct WebFetch;
 
@@ -36,13 +35,13 @@ impl NativeTool for WebFetch {
         let max = args
             .get("max_bytes")
             .and_then(Value::as_u64)
-            .map_or(DEFAULT_MAX, |n| n as usize)
-            .clamp(1, HARD_MAX);
-        let agent = crate::http::agent::agent(Duration::from_secs(10));
+            .map_or(WEB_FETCH_DEFAULT_MAX, |n| n as usize)
+            .clamp(1, WEB_FETCH_HARD_MAX);
+        let agent = crate::http::agent::agent(HTTP_CONNECT_TIMEOUT);
         let resp = agent
             .get(url)
             .config()
-            .timeout_global(Some(TIMEOUT))
+            .timeout_global(Some(WEB_FETCH_TIMEOUT))
             .max_redirects(5)
             .build()
             .call();
@@ -76,7 +75,7 @@ impl NativeTool for WebFetch {
         };
         let mut out = format!("{url} (HTTP {status}, {ctype})\n\n{text}");
         if over {
-            out.push_str(&format!("\n\n[the page is larger than {max} bytes; only the first {max} were read (raise max_bytes, at most {HARD_MAX})]"));
+            out.push_str(&format!("\n\n[the page is larger than {max} bytes; only the first {max} were read (raise max_bytes, at most {WEB_FETCH_HARD_MAX})]"));
         }
         ToolOutput {
             text: out,

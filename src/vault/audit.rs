@@ -36,13 +36,153 @@ pub struct Event {
 }
 
 impl Event {
-    pub fn new(kind: &str, subject: &str, outcome: &str) -> Event {
+    pub fn new(kind: &str, subject: &str, outcome: Outcome) -> Event {
         Event {
             kind: kind.into(),
             subject: subject.into(),
-            outcome: outcome.into(),
+            outcome: outcome.as_str().into(),
             ..Event::default()
         }
+    }
+}
+
+/// How an audited event ended. Every row tai writes names one of these; the strings
+/// ([`Outcome::as_str`]) are the audit trail's wording, which rows, `tai vault audit`
+/// and the docs share, so they never change. (A row read back keeps its text: older
+/// versions wrote the same strings, and a row is evidence, not input.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    // A tool call through the gate: it ran…
+    /// It ran and succeeded.
+    Ok,
+    /// It ran and the tool reported an error.
+    ToolError,
+    /// It failed on the wire (or the vault failed around it).
+    ProtocolError,
+    /// It outlived its deadline.
+    Timeout,
+    /// Ctrl-C (or a served turn's deadline) stopped it.
+    Interrupted,
+    // …or the gate refused it.
+    /// A person (or the approval policy) said no; also a consent refused.
+    Denied,
+    /// The server is not enabled for the profile.
+    NotEnabled,
+    /// The tool is not in the server's stored list.
+    NotListed,
+    /// An allow/deny list, or a protected path, refuses it.
+    NotAllowed,
+    /// The tool changed since it was pinned (or its result could not be redacted).
+    Withheld,
+    /// The server could not list its tools for the pin check.
+    Unverified,
+    /// Not on the served surface.
+    NotServed,
+    UnknownTool,
+    UnknownServer,
+    /// The arguments do not match the tool's schema.
+    BadArguments,
+    /// The row could not be written, so the result was not returned.
+    AuditFailed,
+    // Registration, consent and lasting trust.
+    Approved,
+    Stored,
+    VerifyFailed,
+    Trusted,
+    Untrusted,
+    Enabled,
+    Disabled,
+    Reconnecting,
+    // A tool in a fresh listing, against its pin.
+    Added,
+    Changed,
+    // OAuth.
+    TokensStored,
+    TokensDropped,
+    Login,
+    Logout,
+    // Secrets, the seal and profiles.
+    Set,
+    Removed,
+    Sealed,
+    Unsealed,
+    Used,
+}
+
+impl Outcome {
+    /// The audit trail's word for it (exactly what rows have always said).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool-error",
+            Outcome::ProtocolError => "protocol-error",
+            Outcome::Timeout => "timeout",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Denied => "denied",
+            Outcome::NotEnabled => "not-enabled",
+            Outcome::NotListed => "not-listed",
+            Outcome::NotAllowed => "not-allowed",
+            Outcome::Withheld => "withheld",
+            Outcome::Unverified => "unverified",
+            Outcome::NotServed => "not-served",
+            Outcome::UnknownTool => "unknown-tool",
+            Outcome::UnknownServer => "unknown-server",
+            Outcome::BadArguments => "bad-arguments",
+            Outcome::AuditFailed => "audit-failed",
+            Outcome::Approved => "approved",
+            Outcome::Stored => "stored",
+            Outcome::VerifyFailed => "verify-failed",
+            Outcome::Trusted => "trusted",
+            Outcome::Untrusted => "untrusted",
+            Outcome::Enabled => "enabled",
+            Outcome::Disabled => "disabled",
+            Outcome::Reconnecting => "reconnecting",
+            Outcome::Added => "added",
+            Outcome::Changed => "changed",
+            Outcome::TokensStored => "tokens-stored",
+            Outcome::TokensDropped => "tokens-dropped",
+            Outcome::Login => "login",
+            Outcome::Logout => "logout",
+            Outcome::Set => "set",
+            Outcome::Removed => "removed",
+            Outcome::Sealed => "sealed",
+            Outcome::Unsealed => "unsealed",
+            Outcome::Used => "used",
+        }
+    }
+
+    /// A tool call that ran and answered (succeeded or reported its own error): its
+    /// result is redacted, spilled and returned, rather than replaced by a refusal.
+    pub fn answered(self) -> bool {
+        matches!(self, Outcome::Ok | Outcome::ToolError)
+    }
+
+    /// A tool call's outcome from its output: the tool reported an error or not.
+    pub fn of_call(is_error: bool) -> Outcome {
+        if is_error {
+            Outcome::ToolError
+        } else {
+            Outcome::Ok
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Compared by the trail's word, as a row read back would be.
+impl PartialEq<&str> for Outcome {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
@@ -269,6 +409,59 @@ pub fn digest(args: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn outcomes_keep_the_trails_words() {
+        let table = [
+            (Outcome::Ok, "ok"),
+            (Outcome::ToolError, "tool-error"),
+            (Outcome::ProtocolError, "protocol-error"),
+            (Outcome::Timeout, "timeout"),
+            (Outcome::Interrupted, "interrupted"),
+            (Outcome::Denied, "denied"),
+            (Outcome::NotEnabled, "not-enabled"),
+            (Outcome::NotListed, "not-listed"),
+            (Outcome::NotAllowed, "not-allowed"),
+            (Outcome::Withheld, "withheld"),
+            (Outcome::Unverified, "unverified"),
+            (Outcome::NotServed, "not-served"),
+            (Outcome::UnknownTool, "unknown-tool"),
+            (Outcome::UnknownServer, "unknown-server"),
+            (Outcome::BadArguments, "bad-arguments"),
+            (Outcome::AuditFailed, "audit-failed"),
+            (Outcome::Approved, "approved"),
+            (Outcome::Stored, "stored"),
+            (Outcome::VerifyFailed, "verify-failed"),
+            (Outcome::Trusted, "trusted"),
+            (Outcome::Untrusted, "untrusted"),
+            (Outcome::Enabled, "enabled"),
+            (Outcome::Disabled, "disabled"),
+            (Outcome::Reconnecting, "reconnecting"),
+            (Outcome::Added, "added"),
+            (Outcome::Changed, "changed"),
+            (Outcome::TokensStored, "tokens-stored"),
+            (Outcome::TokensDropped, "tokens-dropped"),
+            (Outcome::Login, "login"),
+            (Outcome::Logout, "logout"),
+            (Outcome::Set, "set"),
+            (Outcome::Removed, "removed"),
+            (Outcome::Sealed, "sealed"),
+            (Outcome::Unsealed, "unsealed"),
+            (Outcome::Used, "used"),
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for (outcome, word) in table {
+            assert_eq!(outcome.as_str(), word);
+            assert_eq!(outcome.to_string(), word);
+            assert_eq!(serde_json::to_value(outcome).unwrap(), word);
+            assert!(outcome == word);
+            assert!(seen.insert(word), "{word} twice");
+            assert_eq!(Event::new("k", "s", outcome).outcome, word);
+            assert_eq!(outcome.answered(), matches!(word, "ok" | "tool-error"));
+        }
+        assert_eq!(Outcome::of_call(true), Outcome::ToolError);
+        assert_eq!(Outcome::of_call(false), Outcome::Ok);
+    }
+
     const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 
     /// A trail of `n` rows chained as `chain` under `key`, and its head.
@@ -276,7 +469,7 @@ mod tests {
         let mut rows = Vec::new();
         let mut prev = String::new();
         for id in 1..=n {
-            let event = Event::new("test", &format!("s{id}"), "ok");
+            let event = Event::new("test", &format!("s{id}"), Outcome::Ok);
             let hash = link(key, chain, &prev, id, 1000 + id, &event);
             prev.clone_from(&hash);
             rows.push(Row {
@@ -419,7 +612,7 @@ mod tests {
         let (mut rows, head) = trail(3, CHAIN_SEALED, KEY);
         let mut prev = rows[2].hash.clone();
         for id in 4..=5 {
-            let event = Event::new("mcp-enable", "s", "enabled");
+            let event = Event::new("mcp-enable", "s", Outcome::Enabled);
             let hash = link(PUBLIC_KEY, CHAIN_PUBLIC, &prev, id, 2000, &event);
             prev.clone_from(&hash);
             rows.push(Row {
@@ -450,7 +643,7 @@ mod tests {
         let mut rows = Vec::new();
         let mut prev = String::new();
         for id in 1..=2 {
-            let event = Event::new("old", "s", "ok");
+            let event = Event::new("old", "s", Outcome::Ok);
             let hash = chain_hash(&prev, id, id, &event);
             prev.clone_from(&hash);
             rows.push(Row {
@@ -465,7 +658,7 @@ mod tests {
             verify(&rows, None, None),
             Verdict::Intact { headless: true, .. }
         ));
-        let event = Event::new("new", "s", "ok");
+        let event = Event::new("new", "s", Outcome::Ok);
         let hash = link(PUBLIC_KEY, CHAIN_PUBLIC, &prev, 3, 3, &event);
         rows.push(Row {
             id: 3,
@@ -479,7 +672,7 @@ mod tests {
             verify(&rows, Some(&head), None),
             Verdict::Intact { .. }
         ));
-        let event = Event::new("late", "s", "ok");
+        let event = Event::new("late", "s", Outcome::Ok);
         let hash = chain_hash(&hash, 4, 4, &event);
         rows.push(Row {
             id: 4,

@@ -696,8 +696,8 @@ fn tais_own_environment_is_not_readable_by_its_user() {
 /// a change to the passthrough list asks again.
 #[test]
 fn consent_shows_the_passthrough_list_and_covers_it() {
-    use tai::testing::mcp_servers::normalize::normalize;
     use tai::testing::mcp_servers::intake;
+    use tai::testing::mcp_servers::normalize::normalize;
     let dir = TempDir::new("consent-pass");
     let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let toml = "[mcp_servers.docs]\ncommand = \"docs-server\"\nenv = { DOCS_TOKEN = \"${T}\" }\nenv_vars = [\"PROJECT_DIR\", \"LANG_EXTRA\"]\n";
@@ -779,7 +779,7 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
         .audit(tai::testing::vault::audit::Event::new(
             "mcp-enable",
             "old",
-            "enabled",
+            tai::testing::vault::audit::Outcome::Enabled,
         ))
         .unwrap();
     drop(locked);
@@ -799,8 +799,8 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
 /// (a hostile pasted config approved with --auto would otherwise send them anywhere).
 #[test]
 fn own_secrets_only_through_env() {
-    use tai::testing::mcp_servers::normalize::normalize;
     use tai::testing::mcp_servers::intake;
+    use tai::testing::mcp_servers::normalize::normalize;
     let dir = TempDir::new("own-secrets");
     let store = tai::testing::vault::Store::open(&dir.path().join("vault.db")).unwrap();
     let env = |k: &str| {
@@ -849,8 +849,8 @@ fn own_secrets_only_through_env() {
 /// `LD_PRELOAD` is seen before it runs).
 #[test]
 fn consent_shows_what_an_env_file_sets() {
-    use tai::testing::mcp_servers::normalize::normalize;
     use tai::testing::mcp_servers::intake;
+    use tai::testing::mcp_servers::normalize::normalize;
     let dir = TempDir::new("consent-envfile");
     let env_file = dir.path().join(".env");
     std::fs::write(

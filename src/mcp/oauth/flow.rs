@@ -8,24 +8,27 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use serde_json::json;
 
 use super::documents::{self, ResourceMetadata, ServerMetadata, Tokens};
 use super::{Client, Interaction, MAX_AUTHORIZATIONS, OAuth, challenge, discovery, pkce};
 
-const MAX_DOC: u64 = 1 << 20;
+use crate::deadline::Deadline;
+use crate::limits::{
+    HTTP_CONNECT_TIMEOUT, OAUTH_MAX_DOC as MAX_DOC, OAUTH_REDIRECT_CHECK, OAUTH_REDIRECT_HEAD_MAX,
+    OAUTH_REDIRECT_READ,
+};
 
 fn now_ms() -> i64 {
     crate::clock::now_ms()
 }
 
-fn left(deadline: Instant) -> Result<Duration, String> {
+fn left(deadline: Deadline) -> Result<Duration, String> {
     deadline
-        .checked_duration_since(Instant::now())
-        .filter(|d| !d.is_zero())
+        .timeout()
         .ok_or_else(|| "the authorization flow ran out of time".to_string())
 }
 
@@ -35,9 +38,9 @@ fn exchange(
     url: &str,
     headers: &[(&str, String)],
     body: Option<(&str, String)>,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<(u16, Vec<u8>), String> {
-    let agent = crate::http::agent::agent(Duration::from_secs(10));
+    let agent = crate::http::agent::agent(HTTP_CONNECT_TIMEOUT);
     let timeout = Some(left(deadline)?);
     let result = match body {
         None => {
@@ -92,7 +95,7 @@ impl OAuth {
     /// and the server's 401 decides (a login, or an error naming `tai mcp login NAME`).
     /// Sent only over https or to loopback, and only to the resource the token was issued
     /// for (a server whose URL changed under the same name gets no token).
-    pub fn bearer(&mut self, url: &str, deadline: Instant) -> Option<String> {
+    pub fn bearer(&mut self, url: &str, deadline: Deadline) -> Option<String> {
         let for_this_url = discovery::secure_or_loopback(url)
             && self
                 .state
@@ -130,7 +133,7 @@ impl OAuth {
         status: u16,
         www_authenticate: &str,
         attempt: usize,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<(), String> {
         let bearer = challenge::bearer(www_authenticate).unwrap_or_default();
         if !discovery::secure_or_loopback(server_url) {
@@ -204,7 +207,7 @@ impl OAuth {
             .resource
             .clone()
             .unwrap_or_else(|| discovery::canonical_resource(server_url));
-        let login_deadline = Instant::now() + self.login_timeout;
+        let login_deadline = Deadline::after(self.login_timeout);
         self.login(
             &found.server,
             &resource,
@@ -239,7 +242,7 @@ impl OAuth {
         &self,
         server_url: &str,
         from_header: Option<&str>,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Discovered, String> {
         let mut resource = None;
         for url in discovery::resource_metadata_urls(server_url, from_header) {
@@ -282,7 +285,7 @@ impl OAuth {
         &mut self,
         server: &ServerMetadata,
         redirect_uri: &str,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Client, String> {
         if let Some(c) = &self.state.client
             && (c.preregistered
@@ -409,7 +412,7 @@ impl OAuth {
         endpoint: &str,
         client: &Client,
         mut form: Vec<(&'static str, String)>,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<Tokens, String> {
         let mut headers = Self::authenticate(client, &mut form);
         headers.push(("Accept", "application/json".into()));
@@ -445,7 +448,7 @@ impl OAuth {
     }
 
     /// Use the refresh token (RFC 6749 §6) with the same resource.
-    pub fn refresh(&mut self, deadline: Instant) -> Result<(), String> {
+    pub fn refresh(&mut self, deadline: Deadline) -> Result<(), String> {
         let (Some(rt), Some(endpoint), Some(client)) = (
             self.state.refresh_token.clone(),
             self.state.token_endpoint.clone(),
@@ -472,7 +475,7 @@ impl OAuth {
         server: &ServerMetadata,
         resource: &str,
         scopes: &[String],
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<(), String> {
         if server
             .pkce_methods
@@ -563,7 +566,7 @@ impl OAuth {
         &self,
         url: &str,
         listener: &TcpListener,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<String, String> {
         eprintln!(
             "tai: to log in to {}, open this URL:\n  {url}",
@@ -641,28 +644,29 @@ fn wait_for_redirect(
     listener: &TcpListener,
     paste: Option<&std::fs::File>,
     child: &mut Option<Child>,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<String, String> {
     loop {
         if crate::sigint::interrupted() {
             return Err("the login was interrupted".into());
         }
-        let remaining = deadline
-            .checked_duration_since(Instant::now())
-            .ok_or("the login timed out: nothing came back to the redirect address")?;
+        if deadline.expired() {
+            return Err("the login timed out: nothing came back to the redirect address".into());
+        }
         if let Some(c) = child
             && let Ok(Some(status)) = c.try_wait()
             && !status.success()
         {
             return Err(format!("{} failed ({status})", super::BROWSER_HOOK_ENV));
         }
-        let step = remaining.min(Duration::from_millis(200));
         let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
         if let Some(tty) = paste {
             fds.push(PollFd::new(tty.as_fd(), PollFlags::POLLIN));
         }
-        let ms = u16::try_from(step.as_millis()).unwrap_or(u16::MAX);
-        match poll(&mut fds, PollTimeout::from(ms)) {
+        match poll(
+            &mut fds,
+            deadline.within(OAUTH_REDIRECT_CHECK).poll_timeout(),
+        ) {
             Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(format!("waiting for the redirect: {e}")),
             Ok(_) => {}
@@ -696,17 +700,13 @@ fn wait_for_redirect(
 }
 
 /// Read one request from the browser; answer it; return the query of `GET /callback?…`.
-fn answer_redirect(mut stream: TcpStream, deadline: Instant) -> Option<String> {
-    let wait = deadline
-        .checked_duration_since(Instant::now())?
-        .min(Duration::from_secs(5));
+fn answer_redirect(mut stream: TcpStream, deadline: Deadline) -> Option<String> {
+    let wait = deadline.within(OAUTH_REDIRECT_READ).timeout()?;
     stream.set_nonblocking(false).ok()?;
-    stream
-        .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
-        .ok()?;
+    stream.set_read_timeout(Some(wait)).ok()?;
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < OAUTH_REDIRECT_HEAD_MAX {
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => head.extend_from_slice(&buf[..n]),
@@ -750,7 +750,7 @@ mod bearer_tests {
             ..Default::default()
         };
         let mut o = OAuth::new("s", state, Interaction::Never, &|_: &str| None);
-        let soon = Instant::now() + Duration::from_secs(5);
+        let soon = Deadline::after(Duration::from_secs(5));
         assert_eq!(
             o.bearer("http://127.0.0.1:4100/mcp", soon).as_deref(),
             Some("Bearer tok")

@@ -27,10 +27,9 @@ pub const CLIENT_METADATA_URL_ENV: &str = "TAI_OAUTH_CLIENT_METADATA_URL";
 pub const CLIENT_SECRET_ENV: &str = "TAI_OAUTH_CLIENT_SECRET";
 /// The environment variable naming a pre-registered client id for `tai mcp add`.
 pub const CLIENT_ID_ENV: &str = "TAI_OAUTH_CLIENT_ID";
-/// How long a person has to finish a login in the browser.
-pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
-/// Authorizations one request may trigger before tai gives up (step-up loops end here).
-pub const MAX_AUTHORIZATIONS: usize = 3;
+pub use crate::limits::{
+    OAUTH_LOGIN_TIMEOUT as LOGIN_TIMEOUT, OAUTH_MAX_AUTHORIZATIONS as MAX_AUTHORIZATIONS,
+};
 
 /// What may happen when a server wants a (new) login.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +84,8 @@ impl AuthState {
         let Some(exp) = self.expires_at_ms else {
             return false;
         };
-        let margin = self.lifetime_ms.map_or(30_000, |l| (l / 10).min(30_000));
+        let most = crate::limits::OAUTH_REFRESH_MARGIN_MS;
+        let margin = self.lifetime_ms.map_or(most, |l| (l / 10).min(most));
         now_ms >= exp - margin
     }
 
