@@ -22,8 +22,9 @@ use serde_json::{Value, json};
 use ureq_proto::http::{Request, Response};
 use ureq_proto::server::{RecvRequestResult, Reply, SendResponseResult};
 
-use super::{McpServer, claimed_version};
-use crate::jsonrpc::{Message, code};
+use super::worker::{Job, Pool};
+use super::{McpServer, claimed_version, conversation_key, runs_long};
+use crate::jsonrpc::{Id, Message, code};
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
 use crate::mcp::era::Era;
 use crate::mcp::methods;
@@ -125,6 +126,9 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// What a client waiting on a worker is told to wait before it tries again (503).
+const RETRY_AFTER_SECS: u32 = 2;
+
 /// The MCP endpoint's answer to one whole request (pure but for the dispatcher).
 pub struct Endpoint {
     pub server: McpServer,
@@ -132,6 +136,48 @@ pub struct Endpoint {
     sessions: HashMap<String, Instant>,
     /// Bound beyond loopback: `Host` must name an IP address, `localhost` or one of these.
     host_check: Option<Vec<String>>,
+    /// Long calls run here (`None`: inline, as the fuzz target and in-memory tests do).
+    /// A worker's tag is the waiting connection's number and the request's era.
+    pub workers: Option<Pool<(u64, Era)>>,
+    /// Answers for waiting connections decided outside their own exchange (a cancel, a
+    /// deleted session): delivered by the loop.
+    decided: Vec<(u64, HttpReply)>,
+}
+
+/// An admitted request's answer: now, or once its worker finishes.
+pub enum Answer {
+    Now(HttpReply),
+    Later,
+}
+
+/// The HTTP status of a modern reply (a protocol error is a 4xx; anything else 200).
+fn modern_status(reply: &Option<Message>) -> u16 {
+    match reply {
+        Some(Message::Error { error, .. }) => match error.code {
+            code::METHOD_NOT_FOUND => 404,
+            code::HEADER_MISMATCH
+            | code::UNSUPPORTED_PROTOCOL_VERSION
+            | code::MISSING_REQUIRED_CLIENT_CAPABILITY => 400,
+            code::INVALID_PARAMS if error.message.contains("_meta") => 400,
+            _ => 200,
+        },
+        _ => 200,
+    }
+}
+
+/// A worker's reply as the HTTP answer for its era.
+fn worker_reply(era: Era, reply: Message) -> HttpReply {
+    let reply = Some(reply);
+    let status = match era {
+        Era::Modern => modern_status(&reply),
+        Era::Legacy => 200,
+    };
+    reply_json(status, reply)
+}
+
+/// The id a `notifications/cancelled` names.
+fn cancelled_id(params: Option<&Value>) -> Option<Id> {
+    params?.get("requestId").and_then(Id::from_value)
 }
 
 /// Whether a `Host` header names an IP literal or `localhost` (with any port), or a name
@@ -238,7 +284,93 @@ impl Endpoint {
             key,
             sessions: HashMap::new(),
             host_check: None,
+            workers: None,
+            decided: Vec::new(),
         }
+    }
+
+    /// Run a long call in a worker when this endpoint has workers: `None` runs it inline.
+    /// Beyond the cap the answer is 503 with `Retry-After`.
+    fn defer(
+        &mut self,
+        conn: u64,
+        msg: &Message,
+        era: Era,
+        session: Option<&str>,
+        raw_id: Option<&Value>,
+    ) -> Option<Answer> {
+        if !runs_long(msg) {
+            return None;
+        }
+        let Message::Request { id, .. } = msg else {
+            return None;
+        };
+        let server = &self.server;
+        let pool = self.workers.as_mut()?;
+        if pool.is_full() {
+            let mut r = HttpReply::rpc_error(
+                503,
+                raw_id,
+                -32000,
+                &format!(
+                    "Service Unavailable: {} long calls are running, the most this server runs at once (--serve-workers); try again in {RETRY_AFTER_SECS}s",
+                    pool.cap
+                ),
+            );
+            r.headers
+                .push(("retry-after", RETRY_AFTER_SECS.to_string()));
+            return Some(Answer::Now(r));
+        }
+        let job = Job::new(server, msg, era, session);
+        let key = conversation_key(msg, era, session);
+        let deadline = Instant::now() + server.chat_timeout;
+        match pool.start((conn, era), &job, id.clone(), key, deadline) {
+            Ok(()) => Some(Answer::Later),
+            Err(e) => Some(Answer::Now(HttpReply::rpc_error(
+                500,
+                raw_id,
+                -32603,
+                &format!("Internal error: {e}"),
+            ))),
+        }
+    }
+
+    /// End the workers `which` selects; their connections are answered with `why`.
+    fn end_workers(
+        &mut self,
+        why: &str,
+        which: impl Fn(&super::worker::Running<(u64, Era)>) -> bool,
+    ) {
+        let Some(pool) = self.workers.as_mut() else {
+            return;
+        };
+        let ended: Vec<_> = pool
+            .cancel(|r| which(r))
+            .into_iter()
+            .map(|(conn, _)| (conn, HttpReply::rpc_error(200, None, -32000, why)))
+            .collect();
+        self.decided.extend(ended);
+    }
+
+    /// A connection went away: its worker (if any) is ended, nobody waits for it.
+    pub fn forget(&mut self, conn: u64) {
+        if let Some(pool) = self.workers.as_mut() {
+            pool.cancel(|r| r.tag.0 == conn);
+        }
+        self.decided.retain(|(c, _)| *c != conn);
+    }
+
+    /// The answers now ready for waiting connections: finished workers and ended ones.
+    pub fn ready(&mut self, now: Instant) -> Vec<(u64, HttpReply)> {
+        let mut out = std::mem::take(&mut self.decided);
+        if let Some(pool) = self.workers.as_mut() {
+            out.extend(
+                pool.pump(now)
+                    .into_iter()
+                    .map(|((conn, era), m)| (conn, worker_reply(era, m))),
+            );
+        }
+        out
     }
 
     /// Bound to `addr`: beyond loopback, `Host` is checked (names in `hosts` also pass).
@@ -310,8 +442,16 @@ impl Endpoint {
         }
     }
 
-    /// The answer to an admitted request and its whole body.
-    pub fn answer(&mut self, req: &Request<()>, body: &[u8]) -> HttpReply {
+    /// The answer to an admitted request and its whole body, on connection `conn`.
+    pub fn answer(&mut self, conn: u64, req: &Request<()>, body: &[u8]) -> Answer {
+        match self.reply(conn, req, body) {
+            Ok(now) => Answer::Now(now),
+            Err(later) => later,
+        }
+    }
+
+    /// `Ok`: the answer now; `Err`: what `defer` decided (an answer or a worker).
+    fn reply(&mut self, conn: u64, req: &Request<()>, body: &[u8]) -> Result<HttpReply, Answer> {
         let header = |name: &str| {
             req.headers()
                 .get(name)
@@ -324,8 +464,13 @@ impl Endpoint {
             .retain(|_, seen| now.duration_since(*seen) < idle);
         let session = header("mcp-session-id").map(str::to_string);
         if req.method().as_str() == "DELETE" {
-            return match session {
-                Some(s) if self.sessions.remove(&s).is_some() => HttpReply::empty(200),
+            return Ok(match session {
+                Some(s) if self.sessions.remove(&s).is_some() => {
+                    self.end_workers("the session was deleted; its call was ended", |r| {
+                        r.session.as_deref() == Some(s.as_str())
+                    });
+                    HttpReply::empty(200)
+                }
                 Some(_) => HttpReply::rpc_error(404, None, -32001, "Session not found"),
                 None => HttpReply::rpc_error(
                     400,
@@ -333,30 +478,35 @@ impl Endpoint {
                     -32000,
                     "Bad Request: Mcp-Session-Id header is required",
                 ),
-            };
+            });
         }
         let value: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
-                return HttpReply::rpc_error(
+                return Ok(HttpReply::rpc_error(
                     400,
                     None,
                     code::PARSE_ERROR,
                     &format!("Parse error: {e}"),
-                );
+                ));
             }
         };
         let raw_id = value.get("id").cloned();
         let msg = match Message::from_value(value) {
             Ok(m) => m,
             Err(e) => {
-                return HttpReply::rpc_error(400, raw_id.as_ref(), code::INVALID_REQUEST, &e.0);
+                return Ok(HttpReply::rpc_error(
+                    400,
+                    raw_id.as_ref(),
+                    code::INVALID_REQUEST,
+                    &e.0,
+                ));
             }
         };
         let (method, params, is_request) = match &msg {
             Message::Request { method, params, .. } => (method.clone(), params.clone(), true),
             Message::Notification { method, params } => (method.clone(), params.clone(), false),
-            _ => return HttpReply::empty(202), // a client's answer: nothing to do
+            _ => return Ok(HttpReply::empty(202)), // a client's answer: nothing to do
         };
         match claimed_version(params.as_ref()).map(str::to_string) {
             Some(version) => {
@@ -370,10 +520,12 @@ impl Endpoint {
                     )
                 };
                 if header("mcp-protocol-version") != Some(version.as_str()) {
-                    return mismatch("MCP-Protocol-Version must equal _meta's protocolVersion");
+                    return Ok(mismatch(
+                        "MCP-Protocol-Version must equal _meta's protocolVersion",
+                    ));
                 }
                 if is_request && header("mcp-method") != Some(method.as_str()) {
-                    return mismatch("Mcp-Method must equal the body's method");
+                    return Ok(mismatch("Mcp-Method must equal the body's method"));
                 }
                 if method == methods::TOOLS_CALL {
                     let name = params
@@ -381,39 +533,39 @@ impl Endpoint {
                         .and_then(|p| p.get("name"))
                         .and_then(Value::as_str);
                     if header("mcp-name").and_then(decode_header).as_deref() != name {
-                        return mismatch("Mcp-Name must equal params.name");
+                        return Ok(mismatch("Mcp-Name must equal params.name"));
                     }
                 }
                 if !is_request {
-                    return HttpReply::empty(202);
+                    if method == methods::CANCELLED
+                        && let Some(id) = cancelled_id(params.as_ref())
+                    {
+                        self.end_workers("cancelled by notifications/cancelled", |r| {
+                            r.id == id && r.tag.1 == Era::Modern
+                        });
+                    }
+                    return Ok(HttpReply::empty(202));
                 }
                 if method == methods::SUBSCRIPTIONS_LISTEN {
-                    return listen_ack(raw_id.as_ref(), params.as_ref());
+                    return Ok(listen_ack(raw_id.as_ref(), params.as_ref()));
+                }
+                if let Some(a) = self.defer(conn, &msg, Era::Modern, None, raw_id.as_ref()) {
+                    return Err(a);
                 }
                 let reply = self.server.handle(msg, Era::Modern, None);
-                let status = match &reply {
-                    Some(Message::Error { error, .. }) => match error.code {
-                        code::METHOD_NOT_FOUND => 404,
-                        code::HEADER_MISMATCH
-                        | code::UNSUPPORTED_PROTOCOL_VERSION
-                        | code::MISSING_REQUIRED_CLIENT_CAPABILITY => 400,
-                        code::INVALID_PARAMS if error.message.contains("_meta") => 400,
-                        _ => 200,
-                    },
-                    _ => 200,
-                };
-                reply_json(status, reply)
+                let status = modern_status(&reply);
+                Ok(reply_json(status, reply))
             }
             None if header("mcp-protocol-version")
                 .is_some_and(|v| Era::of_version(v) == Era::Modern) =>
             {
                 // A modern version in the header, but no envelope in the body.
-                HttpReply::rpc_error(
+                Ok(HttpReply::rpc_error(
                     400,
                     raw_id.as_ref(),
                     code::INVALID_PARAMS,
                     "params._meta must carry io.modelcontextprotocol/protocolVersion and clientCapabilities",
-                )
+                ))
             }
             None => {
                 // 2025-11-25: initialize opens a session; everything else needs it.
@@ -422,24 +574,42 @@ impl Endpoint {
                     self.sessions.insert(id.clone(), now);
                     let mut r = reply_json(200, self.server.handle(msg, Era::Legacy, Some(&id)));
                     r.headers.push(("mcp-session-id", id));
-                    return r;
+                    return Ok(r);
                 }
                 let Some(s) = session else {
-                    return HttpReply::rpc_error(
+                    return Ok(HttpReply::rpc_error(
                         400,
                         raw_id.as_ref(),
                         -32000,
                         "Bad Request: Mcp-Session-Id header is required",
-                    );
+                    ));
                 };
                 if !self.sessions.contains_key(&s) {
-                    return HttpReply::rpc_error(404, raw_id.as_ref(), -32001, "Session not found");
+                    return Ok(HttpReply::rpc_error(
+                        404,
+                        raw_id.as_ref(),
+                        -32001,
+                        "Session not found",
+                    ));
                 }
                 self.sessions.insert(s.clone(), now);
                 if !is_request {
-                    return HttpReply::empty(202);
+                    if method == methods::CANCELLED
+                        && let Some(id) = cancelled_id(params.as_ref())
+                    {
+                        self.end_workers("cancelled by notifications/cancelled", |r| {
+                            r.id == id && r.session.as_deref() == Some(s.as_str())
+                        });
+                    }
+                    return Ok(HttpReply::empty(202));
                 }
-                reply_json(200, self.server.handle(msg, Era::Legacy, Some(&s)))
+                if let Some(a) = self.defer(conn, &msg, Era::Legacy, Some(&s), raw_id.as_ref()) {
+                    return Err(a);
+                }
+                Ok(reply_json(
+                    200,
+                    self.server.handle(msg, Era::Legacy, Some(&s)),
+                ))
             }
         }
     }
@@ -562,6 +732,8 @@ const CLOSE_GRACE: Duration = Duration::from_secs(1);
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Connections accepted per poll round: the earlier ones are read before more arrive.
 const ACCEPTS_PER_ROUND: usize = 16;
+/// The longest the loop sleeps in `poll` before it checks deadlines and the stop flag.
+const POLL_ROUND_MS: u16 = 100;
 
 /// A connection's place in the request/response cycle.
 enum Phase {
@@ -580,13 +752,16 @@ enum Phase {
     },
     /// Answered; what the client still sends is discarded until it closes.
     Closing,
+    /// The request is in a worker: the answer is written when it finishes; what the
+    /// client sends meanwhile waits its turn.
+    Waiting(Reply<ureq_proto::server::state::ProvideResponse>),
 }
 
 /// One connection's HTTP, driven by bytes alone (no socket): the poll loop and the fuzz
 /// target share it. Requests are answered in order; a refused one closes the exchange
 /// without its body ever being buffered.
 pub struct Exchange {
-    input: Vec<u8>,
+    pub input: Vec<u8>,
     pub output: Vec<u8>,
     phase: Phase,
     /// A request here passed admission: the connection holds an authenticated slot.
@@ -594,6 +769,8 @@ pub struct Exchange {
     /// When the request now arriving began, or the connection went idle.
     since: Instant,
     outbox: usize,
+    /// The connection's number: what a worker answering for it is tagged with.
+    pub id: u64,
 }
 
 impl Exchange {
@@ -605,7 +782,26 @@ impl Exchange {
             admitted: false,
             since: Instant::now(),
             outbox,
+            id: 0,
         })
+    }
+
+    /// Whether a worker is answering this connection's request.
+    pub fn waiting(&self) -> bool {
+        matches!(self.phase, Phase::Waiting(_))
+    }
+
+    /// The worker's answer for the waiting request: written, then the requests that
+    /// arrived meanwhile go on.
+    pub fn deliver(&mut self, answer: HttpReply, endpoint: &mut Endpoint) {
+        let phase = std::mem::replace(&mut self.phase, Phase::Closing);
+        let Phase::Waiting(provide) = phase else {
+            self.phase = phase;
+            return;
+        };
+        if self.finish(provide, answer) && !self.input.is_empty() {
+            self.advance(endpoint);
+        }
     }
 
     pub fn is_closing(&self) -> bool {
@@ -625,6 +821,13 @@ impl Exchange {
     pub fn receive(&mut self, bytes: &[u8], endpoint: &mut Endpoint) {
         if matches!(self.phase, Phase::Closing | Phase::Listening { .. }) {
             return; // nothing more is read from a closing connection or a listen stream
+        }
+        if self.waiting() {
+            // Pipelined behind a request in a worker: kept (bounded) for its turn.
+            let room = MAX_HEADER_BYTES.saturating_sub(self.input.len());
+            self.input
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
+            return;
         }
         if self.input.is_empty() && matches!(self.phase, Phase::Request(_)) {
             self.since = Instant::now(); // a new request starts its deadline
@@ -650,6 +853,10 @@ impl Exchange {
                 listening @ Phase::Listening { .. } => {
                     self.input.clear();
                     self.phase = listening;
+                    return;
+                }
+                waiting @ Phase::Waiting(_) => {
+                    self.phase = waiting;
                     return;
                 }
                 Phase::Request(mut reply) => {
@@ -693,9 +900,16 @@ impl Exchange {
                             }
                         }
                         Some(RecvRequestResult::ProvideResponse(provide)) => {
-                            let answer = endpoint.answer(&req, &[]);
-                            if !self.finish(provide, answer) {
-                                return;
+                            match endpoint.answer(self.id, &req, &[]) {
+                                Answer::Now(answer) => {
+                                    if !self.finish(provide, answer) {
+                                        return;
+                                    }
+                                }
+                                Answer::Later => {
+                                    self.phase = Phase::Waiting(provide);
+                                    return;
+                                }
                             }
                         }
                         None => return,
@@ -729,9 +943,16 @@ impl Exchange {
                         return;
                     }
                     let Ok(provide) = body.proceed() else { return };
-                    let answer = endpoint.answer(&req, &got);
-                    if !self.finish(provide, answer) {
-                        return;
+                    match endpoint.answer(self.id, &req, &got) {
+                        Answer::Now(answer) => {
+                            if !self.finish(provide, answer) {
+                                return;
+                            }
+                        }
+                        Answer::Later => {
+                            self.phase = Phase::Waiting(provide);
+                            return;
+                        }
                     }
                 }
             }
@@ -955,6 +1176,8 @@ fn expired(c: &Conn, now: Instant, l: &Limits) -> bool {
     }
     match &c.ex.phase {
         Phase::Listening { .. } => c.ex.output.len() > l.listen_outbox,
+        // The worker's own deadline bounds the wait.
+        Phase::Waiting(_) => false,
         // Closing with nothing left to write (the write side is shut on the next pump):
         // bounded all the same.
         Phase::Closing => since(c.ex.since) >= l.request,
@@ -972,6 +1195,7 @@ pub fn serve(
     listener.set_nonblocking(true)?;
     let mut conns: Vec<Conn> = Vec::new();
     let mut round: u64 = 0;
+    let mut next_id: u64 = 0;
     while !crate::sigint::interrupted() {
         let now = Instant::now();
         for c in &mut conns {
@@ -992,12 +1216,21 @@ pub fn serve(
             }
             note_pending(c, now);
         }
-        conns.retain(|c| !expired(c, now, &limits));
+        conns.retain(|c| {
+            let keep = !expired(c, now, &limits);
+            if !keep {
+                endpoint.forget(c.ex.id);
+            }
+            keep
+        });
         let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
         for c in &conns {
             let mut ev = PollFlags::empty();
-            // A client that does not take its answers sends no more requests meanwhile.
-            if c.ex.output.len() < limits.outbox || c.closed_at.is_some() {
+            // A client that does not take its answers sends no more requests meanwhile;
+            // one waiting on a worker is read until its pipelined input is full.
+            if (c.ex.output.len() < limits.outbox || c.closed_at.is_some())
+                && !(c.ex.waiting() && c.ex.input.len() >= MAX_HEADER_BYTES)
+            {
                 ev |= PollFlags::POLLIN;
             }
             if !c.ex.output.is_empty() {
@@ -1005,7 +1238,13 @@ pub fn serve(
             }
             fds.push(PollFd::new(c.stream.as_fd(), ev));
         }
-        if poll(&mut fds, PollTimeout::from(100u16)).is_err() {
+        // The workers' pipes wake the loop like connections do.
+        if let Some(pool) = &endpoint.workers {
+            for (fd, ev) in pool.poll_fds() {
+                fds.push(PollFd::new(fd, ev));
+            }
+        }
+        if poll(&mut fds, PollTimeout::from(POLL_ROUND_MS)).is_err() {
             continue; // EINTR: check the stop flag
         }
         let ready: Vec<bool> = fds
@@ -1020,7 +1259,17 @@ pub fn serve(
             }
         }
         for i in dead.into_iter().rev() {
-            conns.remove(i);
+            endpoint.forget(conns.remove(i).ex.id);
+        }
+        // Finished workers' answers, each to the connection waiting for it.
+        for (id, answer) in endpoint.ready(Instant::now()) {
+            if let Some(c) = conns.iter_mut().find(|c| c.ex.id == id) {
+                c.ex.deliver(answer, endpoint);
+                if matches!(flush(c), Flushed::Dead) {
+                    c.closed_at = Some(Instant::now() - CLOSE_GRACE);
+                }
+                note_pending(c, Instant::now());
+            }
         }
         // New connections last, so the indices above matched the poll; a few per round,
         // each read at once (a prompt client is admitted before any flood can evict it).
@@ -1037,7 +1286,9 @@ pub fn serve(
                 }
                 let _ = stream.set_nonblocking(true);
                 let _ = stream.set_nodelay(true);
-                if let Some(ex) = Exchange::new(limits.outbox) {
+                if let Some(mut ex) = Exchange::new(limits.outbox) {
+                    next_id += 1;
+                    ex.id = next_id;
                     conns.push(Conn {
                         stream,
                         peer: addr.ip(),
@@ -1055,6 +1306,9 @@ pub fn serve(
                 }
             }
         }
+    }
+    if let Some(pool) = endpoint.workers.as_mut() {
+        pool.stop_all();
     }
     // Stopping: end each listen stream gracefully (its response, then the last chunk).
     for c in &mut conns {
@@ -1109,11 +1363,21 @@ fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
     // Read while the client sends and there is room for its answers; each chunk goes
     // through the exchange at once, so a refused request's body is never held.
     while c.ex.output.len() < c.ex.outbox || c.closed_at.is_some() {
-        match c.stream.read(&mut buf) {
+        let room = if c.ex.waiting() {
+            MAX_HEADER_BYTES
+                .saturating_sub(c.ex.input.len())
+                .min(buf.len())
+        } else {
+            buf.len()
+        };
+        if room == 0 {
+            break;
+        }
+        match c.stream.read(&mut buf[..room]) {
             Ok(0) => return false,
             Ok(n) => {
                 c.ex.receive(&buf[..n], endpoint);
-                if n < buf.len() {
+                if n < room {
                     break;
                 }
             }

@@ -13,8 +13,9 @@
 pub mod annotations;
 pub mod http;
 pub mod stdio;
+pub mod worker;
 
-use std::collections::HashMap;
+use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -32,6 +33,7 @@ use crate::mcp::methods;
 use crate::mcp::protocol::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
 use crate::tools::{self, ToolContext, ToolDef, ToolOutput};
 use crate::vault::Store;
+use crate::vault::served::Lease;
 
 /// Approves everything and asks no one: serve mode (said loudly at startup).
 pub struct ServeApprover;
@@ -50,20 +52,70 @@ impl Approver for ServeApprover {
 pub const CHAT: &str = "chat";
 pub const COMPLETIONS: &str = "completions";
 
-/// A `chat` conversation: an MCP session's (2025) or a handle's (2026).
-struct Conversation {
-    history: Vec<Value>,
-    last_seen: Instant,
+/// Served tools whose cost is not bounded by a few milliseconds (a model, a program, the
+/// network, a tree walk): a server with workers runs them in a worker process
+/// (`worker`), so its loop keeps answering everyone else meanwhile.
+pub const LONG_TOOLS: &[&str] = &[
+    CHAT,
+    COMPLETIONS,
+    "shell",
+    "web_fetch",
+    "mcp_add",
+    "mcp_resolve",
+    "grep",
+    "glob",
+];
+
+/// How long past the turn's own deadline a `chat` lease on a conversation lasts: a worker
+/// that crashed mid-turn frees the handle by itself after this.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+
+/// Whether `msg` is a `tools/call` of one of the [`LONG_TOOLS`].
+pub fn runs_long(msg: &Message) -> bool {
+    match msg {
+        Message::Request { method, params, .. } if method == methods::TOOLS_CALL => params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .is_some_and(|n| LONG_TOOLS.contains(&n)),
+        _ => false,
+    }
+}
+
+/// `chat`'s conversation key for a call, when it names or implies one: the handle it
+/// passes, or (2025-11-25) its session's. Two jobs with one key must not run at once.
+pub fn conversation_key(msg: &Message, era: Era, session: Option<&str>) -> Option<String> {
+    let Message::Request { params, .. } = msg else {
+        return None;
+    };
+    let p = params.as_ref()?;
+    if p.get("name").and_then(Value::as_str) != Some(CHAT) {
+        return None;
+    }
+    match (
+        p.pointer("/arguments/session").and_then(Value::as_str),
+        era,
+        session,
+    ) {
+        (Some(h), _, _) => Some(h.to_string()),
+        (None, Era::Legacy, Some(s)) => Some(format!("session-{s}")),
+        _ => None,
+    }
 }
 
 pub struct McpServer {
     pub store: Store,
     pub config: Config,
-    conversations: HashMap<String, Conversation>,
+    /// tai's own secrets (the API key, the vault passphrase, …) given to a worker on its
+    /// stdin rather than in its environment: read before the process environment.
+    pub secrets: Vec<(String, String)>,
+    /// The served tool list, built once on first use (after `serve_only` is set).
+    listed: OnceCell<Vec<Value>>,
     /// How long an idle conversation or session lives (MCP_SESSION_IDLE; tests shorten it).
     pub idle: Duration,
-    /// `--serve-tools LIST`: only these are listed and callable (`None`: all).
-    pub serve_only: Option<Vec<String>>,
+    /// `--serve-tools LIST`: only these are listed and callable (`None`: all); set with
+    /// `serve_only`.
+    serve_only: Option<Vec<String>>,
     /// One served `chat` turn, all its steps (MCP_CHAT_TIMEOUT; tests shorten it).
     pub chat_timeout: Duration,
 }
@@ -145,21 +197,41 @@ impl McpServer {
         McpServer {
             store,
             config,
-            conversations: HashMap::new(),
+            secrets: Vec::new(),
+            listed: OnceCell::new(),
             idle: MCP_SESSION_IDLE,
             serve_only: None,
             chat_timeout: MCP_CHAT_TIMEOUT,
         }
     }
 
-    /// The tools this server serves: `served_tools`, narrowed by `--serve-tools`. Listing
-    /// and calling both read this, so a tool left out cannot be called either.
-    fn listed(&self) -> Vec<Value> {
-        let mut all = served_tools();
-        if let Some(only) = &self.serve_only {
-            all.retain(|t| only.iter().any(|n| t["name"] == n.as_str()));
-        }
-        all
+    /// `--serve-tools LIST`: only these are listed and callable, and a served `chat`
+    /// agent's calls are bounded by them too (the gate reads `config.served_tools`).
+    pub fn serve_only(&mut self, tools: Option<Vec<String>>) {
+        self.config.served_tools = tools.clone();
+        self.serve_only = tools;
+        self.listed = OnceCell::new();
+    }
+
+    /// The tools this server serves: `served_tools`, narrowed by `--serve-tools`, built
+    /// once. Listing and calling both read this, so a tool left out cannot be called either.
+    fn listed(&self) -> &[Value] {
+        self.listed.get_or_init(|| {
+            let mut all = served_tools();
+            if let Some(only) = &self.serve_only {
+                all.retain(|t| only.iter().any(|n| t["name"] == n.as_str()));
+            }
+            all
+        })
+    }
+
+    /// A variable of tai's environment: the secrets given to this process first.
+    fn env(secrets: &[(String, String)], name: &str) -> Option<String> {
+        secrets
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::config::process_env(name))
     }
 
     /// Handle one message in `era` (decided by the transport). `session` is the legacy
@@ -332,19 +404,15 @@ impl McpServer {
                 );
             }
         };
-        let schema = self
-            .listed()
-            .into_iter()
-            .find(|t| t["name"] == name)
-            .map(|t| t["inputSchema"].clone());
-        let Some(schema) = schema else {
+        let schema = self.listed().iter().find(|t| t["name"] == name);
+        let Some(schema) = schema.map(|t| &t["inputSchema"]) else {
             return error(
                 Some(id),
                 code::INVALID_PARAMS,
                 format!("Unknown tool: {name}"),
             );
         };
-        if let Err(why) = tools::check_args(&schema, &args) {
+        if let Err(why) = tools::check_args(schema, &args) {
             // Input the tool rejects is the tool's answer (as the TS SDK does), so the
             // model can see it and fix its call; only an unknown tool is a protocol error.
             return result(
@@ -357,37 +425,25 @@ impl McpServer {
         let McpServer {
             store,
             config,
-            conversations,
             idle,
             chat_timeout,
-            serve_only,
+            secrets,
             ..
         } = self;
-        let mut config = config.clone();
-        // `--serve-tools` bounds the served `chat` agent's calls too (the gate checks it).
-        config.served_tools = serve_only.clone();
         let mut approver = ServeApprover;
+        let env = |name: &str| McpServer::env(secrets, name);
         let mut ctx = ToolContext {
             store,
-            config: &config,
+            config,
             approver: &mut approver,
-            env: &crate::config::process_env,
+            env: &env,
         };
         let mut run = |ctx: &mut ToolContext<'_>, a: &Map<String, Value>| {
             let client = client
                 .take()
                 .unwrap_or_else(|| Err("the model client was already used".into()));
             match name {
-                CHAT => chat(
-                    ctx,
-                    conversations,
-                    *idle,
-                    *chat_timeout,
-                    client,
-                    a,
-                    era,
-                    session,
-                ),
+                CHAT => chat(ctx, *idle, *chat_timeout, client, a, era, session),
                 _ => completions(client, a),
             }
         };
@@ -419,7 +475,7 @@ impl McpServer {
             .ok_or("no model is set for the server: set TAI_MODEL or the profile's model")?;
         let key = match &self.config.api_key {
             crate::config::ApiKeySource::None => None,
-            crate::config::ApiKeySource::Env => crate::config::process_env("TAI_API_KEY"),
+            crate::config::ApiKeySource::Env => McpServer::env(&self.secrets, "TAI_API_KEY"),
             crate::config::ApiKeySource::Secret(n) => {
                 self.store.secret_get(n).map_err(|e| e.to_string())?
             }
@@ -441,7 +497,6 @@ impl McpServer {
 #[allow(clippy::too_many_arguments)]
 fn chat(
     ctx: &mut ToolContext<'_>,
-    conversations: &mut HashMap<String, Conversation>,
     idle: Duration,
     chat_timeout: Duration,
     client: Result<ChatClient, String>,
@@ -449,20 +504,13 @@ fn chat(
     era: Era,
     session: Option<&str>,
 ) -> ToolOutput {
-    let now = Instant::now();
-    conversations.retain(|_, c| now.duration_since(c.last_seen) < idle);
-    let handle = match (args.get("session").and_then(Value::as_str), era, session) {
-        (Some(h), _, _) => {
-            if !conversations.contains_key(h) {
-                return ToolOutput::error(format!(
-                    "no conversation {h:?} (it expired after {}s idle, or never existed); start a new one without `session`",
-                    idle.as_secs()
-                ));
-            }
-            h.to_string()
-        }
-        (None, Era::Legacy, Some(s)) => format!("session-{s}"),
-        _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
+    let (handle, create) = match (args.get("session").and_then(Value::as_str), era, session) {
+        (Some(h), _, _) => (h.to_string(), false),
+        (None, Era::Legacy, Some(s)) => (format!("session-{s}"), true),
+        _ => (
+            format!("conv-{}", crate::entropy::id().unwrap_or_default()),
+            true,
+        ),
     };
     // One deadline for the whole turn: checked between steps, passed into every model
     // request, and honoured by every tool call inside it (they stop as on Ctrl-C).
@@ -474,6 +522,29 @@ fn chat(
         }
         Err(e) => return ToolOutput::error(e),
     };
+    // The conversation lives in the vault: any tai process sharing it continues it.
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2);
+    let history = match ctx.store.served_begin(
+        &handle,
+        create,
+        ms(chat_timeout + LEASE_MARGIN),
+        ms(idle),
+    ) {
+        Ok(Lease::Granted(h)) => h,
+        Ok(Lease::Unknown) => {
+            return ToolOutput::error(format!(
+                "no conversation {handle:?} (it expired after {}s idle, or never existed); start a new one without `session`",
+                idle.as_secs()
+            ));
+        }
+        Ok(Lease::Busy { until_ms }) => {
+            let left = (until_ms - crate::vault::now_ms()).max(0) / 1000 + 1;
+            return ToolOutput::error(format!(
+                "conversation {handle:?} is busy: another turn on it is still running; wait for its answer and send this again (its lease lapses within {left}s)"
+            ));
+        }
+        Err(e) => return ToolOutput::error(format!("the conversation store failed: {e}")),
+    };
     let mut agent = Agent::new(&chat);
     if let Ok(b) = crate::bridge::Bridge::load(ctx.store, &ctx.config.profile) {
         agent = agent.with_bridge(b);
@@ -481,10 +552,7 @@ fn chat(
     if let Some(n) = args.get("max_steps").and_then(Value::as_u64) {
         agent.max_steps = (n as usize).clamp(1, 50);
     }
-    agent.history = conversations
-        .remove(&handle)
-        .map(|c| c.history)
-        .unwrap_or_default();
+    agent.history = history;
     let mut ui = Capture::default();
     let message = tools::arg_str(args, "message");
     let stop = crate::sigint::stop_at(deadline);
@@ -500,13 +568,9 @@ fn chat(
         }
         r
     });
-    conversations.insert(
-        handle.clone(),
-        Conversation {
-            history: agent.history.clone(),
-            last_seen: Instant::now(),
-        },
-    );
+    if let Err(e) = ctx.store.served_finish(&handle, &agent.history) {
+        return ToolOutput::error(format!("the turn ran but its history was not stored: {e}"));
+    }
     match r {
         Ok(r) => {
             let v = json!({"answer": r.answer, "session": handle, "steps": r.steps, "stopped": r.stopped,

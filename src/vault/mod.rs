@@ -16,6 +16,7 @@ pub mod audit;
 pub mod redact;
 pub mod schema;
 pub mod seal;
+pub mod served;
 
 use std::cell::RefCell;
 use std::fmt;
@@ -727,9 +728,11 @@ impl Store {
             (true, Some(k)) => (audit::CHAIN_SEALED, k.audit_key().to_vec(), true),
             (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY.to_vec(), false),
         };
+        // IMMEDIATE: the write lock first, so tai processes sharing the vault (a server's
+        // workers) wait their turn (busy_timeout) instead of failing on a stale read.
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql("appending to the audit trail"))?;
         let (prev_id, prev_hash): (i64, String) = tx
             .query_row(
@@ -1001,6 +1004,7 @@ fn rewrite_sealable(
         )
         .map_err(sql("rewriting a conversation"))?;
     }
+    served::rewrite_sealable(tx, &mut f)?;
     for (id, v) in read("SELECT id, content FROM records")? {
         let new = f(&format!("record:{id}"), v)?;
         tx.execute(
