@@ -126,6 +126,15 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A session in use is re-confirmed in the vault (and marked seen there) at most this often.
+const SESSION_SYNC_EVERY: Duration = Duration::from_secs(30);
+
+/// When a session was last used here, and last confirmed in the vault.
+struct Seen {
+    used: Instant,
+    synced: Instant,
+}
+
 /// What a client waiting on a worker is told to wait before it tries again (503).
 const RETRY_AFTER_SECS: u32 = 2;
 
@@ -133,7 +142,9 @@ const RETRY_AFTER_SECS: u32 = 2;
 pub struct Endpoint {
     pub server: McpServer,
     key: String,
-    sessions: HashMap<String, Instant>,
+    /// 2025-11-25 sessions this process has seen: when last used, and when last
+    /// confirmed in the vault (where every server sharing it finds them).
+    sessions: HashMap<String, Seen>,
     /// Bound beyond loopback: `Host` must name an IP address, `localhost` or one of these.
     host_check: Option<Vec<String>>,
     /// Long calls run here (`None`: inline, as the fuzz target and in-memory tests do).
@@ -142,6 +153,10 @@ pub struct Endpoint {
     /// Answers for waiting connections decided outside their own exchange (a cancel, a
     /// deleted session): delivered by the loop.
     decided: Vec<(u64, HttpReply)>,
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2)
 }
 
 /// An admitted request's answer: now, or once its worker finishes.
@@ -287,6 +302,53 @@ impl Endpoint {
             workers: None,
             decided: Vec::new(),
         }
+    }
+
+    /// Whether session `s` is open: used here within the idle time, or opened by any
+    /// server on the vault (then adopted). Marked used now; the vault is told now and then.
+    fn session_open(&mut self, s: &str, now: Instant) -> bool {
+        let idle = millis(self.server.idle);
+        if let Some(seen) = self.sessions.get_mut(s) {
+            seen.used = now;
+            if now.duration_since(seen.synced) < SESSION_SYNC_EVERY.min(self.server.idle / 4) {
+                return true;
+            }
+            seen.synced = now;
+            // Deleted through another server: gone here too. (A vault error keeps it.)
+            if self
+                .server
+                .store
+                .served_session_touch(s, idle)
+                .unwrap_or(true)
+            {
+                return true;
+            }
+            self.sessions.remove(s);
+            return false;
+        }
+        if self
+            .server
+            .store
+            .served_session_touch(s, idle)
+            .unwrap_or(false)
+        {
+            self.sessions.insert(
+                s.to_string(),
+                Seen {
+                    used: now,
+                    synced: now,
+                },
+            );
+            return true;
+        }
+        false
+    }
+
+    /// Close session `s` here and in the vault; whether it was open.
+    fn close_session(&mut self, s: &str) -> bool {
+        let here = self.sessions.remove(s).is_some();
+        let shared = self.server.store.served_session_close(s).unwrap_or(false);
+        here || shared
     }
 
     /// Run a long call in a worker when this endpoint has workers: `None` runs it inline.
@@ -461,11 +523,11 @@ impl Endpoint {
         let now = Instant::now();
         let idle = self.server.idle;
         self.sessions
-            .retain(|_, seen| now.duration_since(*seen) < idle);
+            .retain(|_, seen| now.duration_since(seen.used) < idle);
         let session = header("mcp-session-id").map(str::to_string);
         if req.method().as_str() == "DELETE" {
             return Ok(match session {
-                Some(s) if self.sessions.remove(&s).is_some() => {
+                Some(s) if self.close_session(&s) => {
                     self.end_workers("the session was deleted; its call was ended", |r| {
                         r.session.as_deref() == Some(s.as_str())
                     });
@@ -571,7 +633,17 @@ impl Endpoint {
                 // 2025-11-25: initialize opens a session; everything else needs it.
                 if method == methods::INITIALIZE {
                     let id = crate::entropy::id().unwrap_or_default();
-                    self.sessions.insert(id.clone(), now);
+                    self.sessions.insert(
+                        id.clone(),
+                        Seen {
+                            used: now,
+                            synced: now,
+                        },
+                    );
+                    if let Err(e) = self.server.store.served_session_open(&id, millis(idle)) {
+                        // Still a session here; other servers on the vault will not know it.
+                        eprintln!("tai: the session could not be shared in the vault: {e}");
+                    }
                     let mut r = reply_json(200, self.server.handle(msg, Era::Legacy, Some(&id)));
                     r.headers.push(("mcp-session-id", id));
                     return Ok(r);
@@ -584,7 +656,7 @@ impl Endpoint {
                         "Bad Request: Mcp-Session-Id header is required",
                     ));
                 };
-                if !self.sessions.contains_key(&s) {
+                if !self.session_open(&s, now) {
                     return Ok(HttpReply::rpc_error(
                         404,
                         raw_id.as_ref(),
@@ -592,7 +664,6 @@ impl Endpoint {
                         "Session not found",
                     ));
                 }
-                self.sessions.insert(s.clone(), now);
                 if !is_request {
                     if method == methods::CANCELLED
                         && let Some(id) = cancelled_id(params.as_ref())

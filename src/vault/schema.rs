@@ -27,18 +27,24 @@ pub const ALL_TABLES: &[&str] = &[
     "meta",
     "conversations",
     "served_conversations",
+    "served_sessions",
 ];
 
 /// v4: served `chat` conversations by handle (see `served`), shared by every tai process
 /// on the vault: the history (sealed while the seal is on), when it was last used, and
 /// the lease a running turn holds (so a second concurrent turn is told "busy", and a
-/// crashed worker's lease lapses by itself).
+/// crashed worker's lease lapses by itself); and the 2025-11-25 sessions the served
+/// HTTP endpoint opened, so any server on the vault accepts them (behind a proxy).
 const V4: &str = r#"
 CREATE TABLE served_conversations (
     handle       TEXT PRIMARY KEY,
     history_json NOT NULL,   -- TEXT when unsealed, a sealed BLOB while the seal is on
     last_seen    INTEGER NOT NULL,
     lease_until  INTEGER
+);
+CREATE TABLE served_sessions (
+    id        TEXT PRIMARY KEY,
+    last_seen INTEGER NOT NULL
 );
 "#;
 

@@ -100,6 +100,49 @@ impl Store {
     }
 }
 
+impl Store {
+    /// A 2025-11-25 session was opened (its id is random and unguessable); sessions idle
+    /// longer than `idle_ms` are dropped meanwhile.
+    pub fn served_session_open(&self, id: &str, idle_ms: i64) -> Result<()> {
+        let now = now_ms();
+        self.conn
+            .execute(
+                "DELETE FROM served_sessions WHERE last_seen < ?1",
+                params![now - idle_ms],
+            )
+            .map_err(sql("expiring served sessions"))?;
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO served_sessions(id, last_seen) VALUES (?1, ?2)",
+                params![id, now],
+            )
+            .map_err(sql("opening a served session"))?;
+        Ok(())
+    }
+
+    /// Whether session `id` is open (seen within `idle_ms`); it is marked seen now.
+    pub fn served_session_touch(&self, id: &str, idle_ms: i64) -> Result<bool> {
+        let now = now_ms();
+        let n = self
+            .conn
+            .execute(
+                "UPDATE served_sessions SET last_seen = ?1 WHERE id = ?2 AND last_seen >= ?3",
+                params![now, id, now - idle_ms],
+            )
+            .map_err(sql("touching a served session"))?;
+        Ok(n > 0)
+    }
+
+    /// Close session `id`; whether it was open.
+    pub fn served_session_close(&self, id: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .execute("DELETE FROM served_sessions WHERE id = ?1", params![id])
+            .map_err(sql("closing a served session"))?;
+        Ok(n > 0)
+    }
+}
+
 /// Seal or unseal every served history (see `Store::seal`).
 pub(super) fn rewrite_sealable(
     tx: &rusqlite::Transaction<'_>,
@@ -179,6 +222,25 @@ mod tests {
             s.served_begin("conv-a", false, 60_000, 1).unwrap(),
             Lease::Unknown
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn sessions_are_shared_until_idle_or_closed() {
+        let (dir, s) = store("sessions");
+        let other = Store::open(&dir.join("vault.db")).unwrap();
+        assert!(!other.served_session_touch("s1", 60_000).unwrap());
+        s.served_session_open("s1", 60_000).unwrap();
+        assert!(other.served_session_touch("s1", 60_000).unwrap());
+        crate::clock::sleep(std::time::Duration::from_millis(5));
+        assert!(
+            !other.served_session_touch("s1", 1).unwrap(),
+            "idle past the limit"
+        );
+        assert!(s.served_session_touch("s1", 60_000).unwrap());
+        assert!(other.served_session_close("s1").unwrap());
+        assert!(!s.served_session_touch("s1", 60_000).unwrap());
+        assert!(!s.served_session_close("s1").unwrap());
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -17,6 +17,7 @@ mod resolver;
 mod secrets;
 mod serve_hostile;
 mod serve_http;
+mod serve_scale;
 mod serve_workers;
 mod server;
 mod support;
