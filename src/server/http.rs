@@ -190,9 +190,34 @@ fn worker_reply(era: Era, reply: Message) -> HttpReply {
     reply_json(status, reply)
 }
 
-/// The id a `notifications/cancelled` names.
-fn cancelled_id(params: Option<&Value>) -> Option<Id> {
-    params?.get("requestId").and_then(Id::from_value)
+/// What the endpoint itself reads of a message's params (the dispatcher reads the rest).
+struct Facts {
+    /// The protocol version its `_meta` claims (2026-07-28 era evidence).
+    version: Option<String>,
+    /// `tools/call`: the tool named.
+    tool: Option<String>,
+    /// `notifications/cancelled`: the request it cancels.
+    cancelled: Option<Id>,
+    /// `subscriptions/listen`: the notifications asked for.
+    listen: Option<Value>,
+}
+
+impl Facts {
+    fn of(method: &str, params: Option<&Value>) -> Facts {
+        let get = |key: &str| params.and_then(|p| p.get(key));
+        Facts {
+            version: claimed_version(params).map(str::to_string),
+            tool: (method == methods::TOOLS_CALL)
+                .then(|| get("name").and_then(Value::as_str).map(str::to_string))
+                .flatten(),
+            cancelled: (method == methods::CANCELLED)
+                .then(|| get("requestId").and_then(Id::from_value))
+                .flatten(),
+            listen: (method == methods::SUBSCRIPTIONS_LISTEN)
+                .then(|| get("notifications").cloned())
+                .flatten(),
+        }
+    }
 }
 
 /// Whether a `Host` header names an IP literal or `localhost` (with any port), or a name
@@ -565,12 +590,18 @@ impl Endpoint {
                 ));
             }
         };
-        let (method, params, is_request) = match &msg {
-            Message::Request { method, params, .. } => (method.clone(), params.clone(), true),
-            Message::Notification { method, params } => (method.clone(), params.clone(), false),
+        // What the endpoint reads of the params, taken once (the message itself goes to
+        // the dispatcher whole, never copied).
+        let (method, is_request, facts) = match &msg {
+            Message::Request { method, params, .. } => {
+                (method.clone(), true, Facts::of(method, params.as_ref()))
+            }
+            Message::Notification { method, params } => {
+                (method.clone(), false, Facts::of(method, params.as_ref()))
+            }
             _ => return Ok(HttpReply::empty(202)), // a client's answer: nothing to do
         };
-        match claimed_version(params.as_ref()).map(str::to_string) {
+        match facts.version {
             Some(version) => {
                 // 2026-07-28: stateless; the headers must agree with the body.
                 let mismatch = |what: &str| {
@@ -589,19 +620,13 @@ impl Endpoint {
                 if is_request && header("mcp-method") != Some(method.as_str()) {
                     return Ok(mismatch("Mcp-Method must equal the body's method"));
                 }
-                if method == methods::TOOLS_CALL {
-                    let name = params
-                        .as_ref()
-                        .and_then(|p| p.get("name"))
-                        .and_then(Value::as_str);
-                    if header("mcp-name").and_then(decode_header).as_deref() != name {
-                        return Ok(mismatch("Mcp-Name must equal params.name"));
-                    }
+                if method == methods::TOOLS_CALL
+                    && header("mcp-name").and_then(decode_header) != facts.tool
+                {
+                    return Ok(mismatch("Mcp-Name must equal params.name"));
                 }
                 if !is_request {
-                    if method == methods::CANCELLED
-                        && let Some(id) = cancelled_id(params.as_ref())
-                    {
+                    if let Some(id) = facts.cancelled {
                         self.end_workers("cancelled by notifications/cancelled", |r| {
                             r.id == id && r.tag.1 == Era::Modern
                         });
@@ -609,7 +634,7 @@ impl Endpoint {
                     return Ok(HttpReply::empty(202));
                 }
                 if method == methods::SUBSCRIPTIONS_LISTEN {
-                    return Ok(listen_ack(raw_id.as_ref(), params.as_ref()));
+                    return Ok(listen_ack(raw_id.as_ref(), facts.listen.as_ref()));
                 }
                 if let Some(a) = self.defer(conn, &msg, Era::Modern, None, raw_id.as_ref()) {
                     return Err(a);
@@ -665,9 +690,7 @@ impl Endpoint {
                     ));
                 }
                 if !is_request {
-                    if method == methods::CANCELLED
-                        && let Some(id) = cancelled_id(params.as_ref())
-                    {
+                    if let Some(id) = facts.cancelled {
                         self.end_workers("cancelled by notifications/cancelled", |r| {
                             r.id == id && r.session.as_deref() == Some(s.as_str())
                         });
@@ -689,10 +712,8 @@ impl Endpoint {
 /// The first event of a `subscriptions/listen` stream: the acknowledgement, honouring the
 /// list-changed types asked for (tai's lists do not change while it serves, so none will
 /// follow) and no resource subscriptions (tai serves no resources).
-fn listen_ack(id: Option<&Value>, params: Option<&Value>) -> HttpReply {
-    let asked = params
-        .and_then(|p| p.get("notifications"))
-        .and_then(Value::as_object);
+fn listen_ack(id: Option<&Value>, notifications: Option<&Value>) -> HttpReply {
+    let asked = notifications.and_then(Value::as_object);
     let mut honoured = serde_json::Map::new();
     for key in [
         "toolsListChanged",
@@ -987,7 +1008,7 @@ impl Exchange {
                     }
                 }
                 Phase::Body(mut body, req, mut got) => {
-                    let mut out = vec![0u8; 64 * 1024];
+                    let mut out = [0u8; 16 * 1024];
                     loop {
                         match body.read(&self.input, &mut out) {
                             Ok((used, n)) => {
@@ -1125,12 +1146,15 @@ fn encode(
     let cleanup = match next {
         SendResponseResult::SendBody(mut body) => {
             let mut at = 0;
-            let mut chunk = vec![0u8; r.body.len().max(1) + 1024];
             while !body.is_finished() {
-                let Ok((used, n)) = body.write(&r.body[at..], &mut chunk) else {
+                // Encoded straight into `out` (no per-response scratch buffer).
+                let start = out.len();
+                out.resize(start + (r.body.len() - at) + 1024, 0);
+                let Ok((used, n)) = body.write(&r.body[at..], &mut out[start..]) else {
+                    out.truncate(start);
                     return true;
                 };
-                out.extend_from_slice(&chunk[..n]);
+                out.truncate(start + n);
                 at += used;
                 if used == 0 && n == 0 {
                     break;
@@ -1160,7 +1184,7 @@ fn write_head(
         builder = builder.header(*k, v.as_str());
     }
     let mut send = provide.provide(builder.body(()).ok()?).ok()?;
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut buf = [0u8; 4 * 1024];
     loop {
         let n = send.write(&mut buf).ok()?;
         out.extend_from_slice(&buf[..n]);

@@ -385,17 +385,21 @@ impl McpServer {
         era: Era,
         session: Option<&str>,
     ) -> Option<Message> {
-        let p = params.unwrap_or(Value::Null);
-        let Some(name) = p.get("name").and_then(Value::as_str) else {
+        let mut p = match params {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        if !p.get("name").is_some_and(Value::is_string) {
             return error(
                 Some(id),
                 code::INVALID_PARAMS,
                 "tools/call needs params.name",
             );
-        };
-        let args: Map<String, Value> = match p.get("arguments") {
+        }
+        // The arguments are taken out of the params (moved, not copied).
+        let args: Map<String, Value> = match p.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
+            Some(Value::Object(m)) => m,
             Some(_) => {
                 return error(
                     Some(id),
@@ -404,6 +408,7 @@ impl McpServer {
                 );
             }
         };
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         let schema = self.listed().iter().find(|t| t["name"] == name);
         let Some(schema) = schema.map(|t| &t["inputSchema"]) else {
             return error(
@@ -447,9 +452,10 @@ impl McpServer {
                 _ => completions(client, a),
             }
         };
-        let local = extras()
-            .into_iter()
-            .find(|d| d.name == name)
+        // The extras' definitions are built only for a call of one of them.
+        let local = matches!(name, CHAT | COMPLETIONS)
+            .then(|| extras().into_iter().find(|d| d.name == name))
+            .flatten()
             .map(|def| Local { def, run: &mut run });
         let out = gate::call(
             &mut ctx,
