@@ -165,7 +165,8 @@ pub enum Answer {
     Later,
 }
 
-/// The HTTP status of a modern reply (a protocol error is a 4xx; anything else 200).
+/// The HTTP status of a modern reply, by its JSON-RPC error code: the one table. (An
+/// incomplete `_meta` envelope is refused with 400 before dispatch: `envelope_fault`.)
 fn modern_status(reply: &Option<Message>) -> u16 {
     match reply {
         Some(Message::Error { error, .. }) => match error.code {
@@ -173,7 +174,7 @@ fn modern_status(reply: &Option<Message>) -> u16 {
             code::HEADER_MISMATCH
             | code::UNSUPPORTED_PROTOCOL_VERSION
             | code::MISSING_REQUIRED_CLIENT_CAPABILITY => 400,
-            code::INVALID_PARAMS if error.message.contains("_meta") => 400,
+            // A tool's bad arguments and the like: answered, not refused.
             _ => 200,
         },
         _ => 200,
@@ -200,6 +201,8 @@ struct Facts {
     cancelled: Option<Id>,
     /// `subscriptions/listen`: the notifications asked for.
     listen: Option<Value>,
+    /// A 2026-07-28 request whose `_meta` envelope is incomplete: the refusal.
+    envelope: Option<crate::jsonrpc::ErrorObject>,
 }
 
 impl Facts {
@@ -216,6 +219,7 @@ impl Facts {
             listen: (method == methods::SUBSCRIPTIONS_LISTEN)
                 .then(|| get("notifications").cloned())
                 .flatten(),
+            envelope: super::envelope_fault(params),
         }
     }
 }
@@ -635,6 +639,13 @@ impl Endpoint {
                 }
                 if method == methods::SUBSCRIPTIONS_LISTEN {
                     return Ok(listen_ack(raw_id.as_ref(), facts.listen.as_ref()));
+                }
+                if let (Some(error), Message::Request { id, .. }) = (facts.envelope, &msg) {
+                    let refusal = Message::Error {
+                        id: Some(id.clone()),
+                        error,
+                    };
+                    return Ok(reply_json(400, Some(refusal)));
                 }
                 if let Some(a) = self.defer(conn, &msg, Era::Modern, None, raw_id.as_ref()) {
                     return Err(a);

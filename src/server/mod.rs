@@ -187,6 +187,42 @@ fn error(id: Option<Id>, code: i64, msg: impl Into<String>) -> Option<Message> {
     })
 }
 
+/// What is wrong with a 2026-07-28 request's `_meta` envelope (the protocol version and
+/// the client capabilities it must carry), as its JSON-RPC error; `None` when it is whole.
+/// A fault here refuses the request itself (over HTTP: 400), before any method runs.
+pub fn envelope_fault(params: Option<&Value>) -> Option<ErrorObject> {
+    let meta = params.and_then(|p| p.get("_meta"));
+    match meta
+        .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+        .and_then(Value::as_str)
+    {
+        None => {
+            return Some(ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("params._meta must carry {PROTOCOL_VERSION_KEY}"),
+            ));
+        }
+        Some(v) if v != MODERN_VERSION => {
+            return Some(
+                ErrorObject::new(
+                    code::UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version",
+                )
+                .with_data(json!({"supported": [MODERN_VERSION], "requested": v})),
+            );
+        }
+        Some(_) => {}
+    }
+    meta.and_then(|m| m.get(CLIENT_CAPABILITIES_KEY))
+        .is_none_or(|c| !c.is_object())
+        .then(|| {
+            ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("params._meta must carry {CLIENT_CAPABILITIES_KEY}"),
+            )
+        })
+}
+
 /// The protocol version a request claims in its `_meta`, if any.
 pub fn claimed_version(params: Option<&Value>) -> Option<&str> {
     params?.get("_meta")?.get(PROTOCOL_VERSION_KEY)?.as_str()
@@ -291,39 +327,11 @@ impl McpServer {
     }
 
     fn modern(&mut self, id: Id, method: &str, params: Option<Value>) -> Option<Message> {
-        let meta = params.as_ref().and_then(|p| p.get("_meta"));
-        let version = meta
-            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
-            .and_then(Value::as_str);
-        match version {
-            None => {
-                return error(
-                    Some(id),
-                    code::INVALID_PARAMS,
-                    format!("params._meta must carry {PROTOCOL_VERSION_KEY}"),
-                );
-            }
-            Some(v) if v != MODERN_VERSION => {
-                return Some(Message::Error {
-                    id: Some(id),
-                    error: ErrorObject::new(
-                        code::UNSUPPORTED_PROTOCOL_VERSION,
-                        "Unsupported protocol version",
-                    )
-                    .with_data(json!({"supported": [MODERN_VERSION], "requested": v})),
-                });
-            }
-            Some(_) => {}
-        }
-        if meta
-            .and_then(|m| m.get(CLIENT_CAPABILITIES_KEY))
-            .is_none_or(|c| !c.is_object())
-        {
-            return error(
-                Some(id),
-                code::INVALID_PARAMS,
-                format!("params._meta must carry {CLIENT_CAPABILITIES_KEY}"),
-            );
+        if let Some(fault) = envelope_fault(params.as_ref()) {
+            return Some(Message::Error {
+                id: Some(id),
+                error: fault,
+            });
         }
         let complete = |mut r: Value| {
             r["resultType"] = json!("complete");

@@ -177,20 +177,15 @@ enum Route {
 
 /// The route of one line, deciding the connection's era on its first request.
 fn route(line: &[u8], era: &mut Option<Era>) -> Route {
-    match Message::parse(line) {
-        Err(e) => Route::Reply(Some(Message::Error {
-            id: None,
-            error: ErrorObject::new(
-                if e.0.contains("batch") {
-                    code::INVALID_REQUEST
-                } else if e.0.starts_with("not JSON") {
-                    code::PARSE_ERROR
-                } else {
-                    code::INVALID_REQUEST
-                },
-                e.0,
-            ),
-        })),
+    // Not JSON is a parse error; JSON that is no message (a batch, no `jsonrpc`, …) an
+    // invalid request: decided by which step failed, never by the message's words.
+    let parsed = serde_json::from_slice::<serde_json::Value>(line)
+        .map_err(|e| ErrorObject::new(code::PARSE_ERROR, format!("not JSON: {e}")))
+        .and_then(|v| {
+            Message::from_value(v).map_err(|e| ErrorObject::new(code::INVALID_REQUEST, e.0))
+        });
+    match parsed {
+        Err(error) => Route::Reply(Some(Message::Error { id: None, error })),
         Ok(msg) => {
             let claimed = match &msg {
                 Message::Request { params, .. } | Message::Notification { params, .. } => {

@@ -519,3 +519,32 @@ fn a_cancelled_request_ends_its_worker() {
         "the cancelled worker lives on"
     );
 }
+
+/// A 2026-07-28 request without `clientCapabilities` is refused (400, -32602) before it
+/// is dispatched: a long call never reaches a worker, a cheap one never runs.
+#[test]
+fn an_incomplete_envelope_is_refused_before_any_worker_starts() {
+    let t = Tai::new("workers-envelope");
+    let s = serve(&t);
+    let server = s.child.id();
+    let mut c = Client::connect(s.port);
+    for (name, args) in [
+        ("shell", json!({"command": "sleep 5"})),
+        ("list_dir", json!({"path": "/"})),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}}).to_string();
+        let headers = vec![
+            ("mcp-protocol-version".to_string(), MODERN.to_string()),
+            ("mcp-method".to_string(), "tools/call".to_string()),
+            ("mcp-name".to_string(), name.to_string()),
+        ];
+        let (status, _, out) = c.call(&body, &headers);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            (status, v["error"]["code"].as_i64()),
+            (400, Some(-32602)),
+            "{name}: {out}"
+        );
+        assert!(workers_of(server).is_empty(), "{name} started a worker");
+    }
+}
