@@ -11,6 +11,8 @@
 //! no pin is ever changed.
 
 pub mod annotations;
+mod endpoint;
+mod exchange;
 pub mod http;
 pub mod stdio;
 pub mod worker;
