@@ -230,6 +230,110 @@ pub fn claimed_version(params: Option<&Value>) -> Option<&str> {
     params?.get("_meta")?.get(PROTOCOL_VERSION_KEY)?.as_str()
 }
 
+/// How long a 2026-07-28 client may cache a list or the discovery (one hour).
+const LIST_TTL_MS: u64 = 3_600_000;
+
+/// A client request's method, parsed once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientRequest {
+    Initialize,
+    Ping,
+    ServerDiscover,
+    ToolsList,
+    ToolsCall,
+    PromptsList,
+    ResourcesList,
+    ResourceTemplatesList,
+    ResourcesRead,
+    Unknown,
+}
+
+impl ClientRequest {
+    fn of(method: &str) -> ClientRequest {
+        match method {
+            methods::INITIALIZE => ClientRequest::Initialize,
+            methods::PING => ClientRequest::Ping,
+            methods::SERVER_DISCOVER => ClientRequest::ServerDiscover,
+            methods::TOOLS_LIST => ClientRequest::ToolsList,
+            methods::TOOLS_CALL => ClientRequest::ToolsCall,
+            "prompts/list" => ClientRequest::PromptsList,
+            "resources/list" => ClientRequest::ResourcesList,
+            "resources/templates/list" => ClientRequest::ResourceTemplatesList,
+            "resources/read" => ClientRequest::ResourcesRead,
+            _ => ClientRequest::Unknown,
+        }
+    }
+
+    /// Whether the method exists in `era`: 2026-07-28 dropped `initialize` and `ping`;
+    /// `server/discover` is 2026's, and tai answers `resources/read` only there.
+    fn in_era(self, era: Era) -> bool {
+        match self {
+            ClientRequest::Initialize | ClientRequest::Ping => era == Era::Legacy,
+            ClientRequest::ServerDiscover | ClientRequest::ResourcesRead => era == Era::Modern,
+            ClientRequest::Unknown => false,
+            _ => true,
+        }
+    }
+
+    /// Whether a 2026-07-28 answer carries cache hints (`ttlMs`, `cacheScope`).
+    fn cacheable(self) -> bool {
+        matches!(
+            self,
+            ClientRequest::ServerDiscover
+                | ClientRequest::ToolsList
+                | ClientRequest::PromptsList
+                | ClientRequest::ResourcesList
+                | ClientRequest::ResourceTemplatesList
+        )
+    }
+}
+
+/// A 2026-07-28 result: `resultType`, `serverInfo` in `_meta`, and cache hints on lists.
+fn complete(mut r: Value, cacheable: bool) -> Value {
+    r["resultType"] = json!("complete");
+    r["_meta"] = json!({SERVER_INFO_KEY: {"name": "tai", "version": env!("CARGO_PKG_VERSION")}});
+    if cacheable {
+        r["ttlMs"] = json!(LIST_TTL_MS);
+        r["cacheScope"] = json!("public");
+    }
+    r
+}
+
+fn error_reply(id: Id, error: ErrorObject) -> Option<Message> {
+    Some(Message::Error {
+        id: Some(id),
+        error,
+    })
+}
+
+/// `initialize` (2025-11-25): the version asked for when tai speaks it, else tai's.
+fn handle_initialize(params: Option<&Value>) -> Value {
+    let asked = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = if LEGACY_VERSIONS.contains(&asked) {
+        asked
+    } else {
+        LEGACY_VERSION
+    };
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
+        "serverInfo": {"name": "tai", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` (a full tai agent turn) and `completions`."
+    })
+}
+
+/// `server/discover` (2026-07-28).
+fn handle_discover() -> Value {
+    json!({
+        "supportedVersions": [MODERN_VERSION],
+        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
+        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` and `completions`."
+    })
+}
+
 impl McpServer {
     pub fn new(store: Store, config: Config) -> McpServer {
         McpServer {
@@ -274,164 +378,90 @@ impl McpServer {
 
     /// Handle one message in `era` (decided by the transport). `session` is the legacy
     /// session (stdio: the process; HTTP: `Mcp-Session-Id`), used as `chat`'s default.
+    /// The method is parsed once into a [`ClientRequest`]; each has its own `handle_…`.
     pub fn handle(&mut self, msg: Message, era: Era, session: Option<&str>) -> Option<Message> {
         let Message::Request { id, method, params } = msg else {
             return None; // notifications and responses need no answer
         };
-        match era {
-            Era::Legacy => self.legacy(id, &method, params, session),
-            Era::Modern => self.modern(id, &method, params),
+        let request = ClientRequest::of(&method);
+        if era == Era::Modern
+            && let Some(fault) = envelope_fault(params.as_ref())
+        {
+            return error_reply(id, fault);
         }
-    }
-
-    fn legacy(
-        &mut self,
-        id: Id,
-        method: &str,
-        params: Option<Value>,
-        session: Option<&str>,
-    ) -> Option<Message> {
-        match method {
-            methods::INITIALIZE => {
-                let asked = params
-                    .as_ref()
-                    .and_then(|p| p.get("protocolVersion"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let version = if LEGACY_VERSIONS.contains(&asked) {
-                    asked
-                } else {
-                    LEGACY_VERSION
-                };
-                result(
-                    id,
-                    json!({
-                        "protocolVersion": version,
-                        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
-                        "serverInfo": {"name": "tai", "version": env!("CARGO_PKG_VERSION")},
-                        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` (a full tai agent turn) and `completions`."
-                    }),
-                )
-            }
-            methods::PING => result(id, json!({})),
-            methods::TOOLS_LIST => result(id, json!({"tools": self.listed()})),
-            // tai has no prompts or resources: the lists are honestly empty.
-            "prompts/list" => result(id, json!({"prompts": []})),
-            "resources/list" => result(id, json!({"resources": []})),
-            "resources/templates/list" => result(id, json!({"resourceTemplates": []})),
-            methods::TOOLS_CALL => self.call(id, params, Era::Legacy, session),
-            other => error(
+        if !request.in_era(era) {
+            return error(
                 Some(id),
                 code::METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
-            ),
+                format!("Method not found: {method}"),
+            );
         }
-    }
-
-    fn modern(&mut self, id: Id, method: &str, params: Option<Value>) -> Option<Message> {
-        if let Some(fault) = envelope_fault(params.as_ref()) {
-            return Some(Message::Error {
-                id: Some(id),
-                error: fault,
-            });
-        }
-        let complete = |mut r: Value| {
-            r["resultType"] = json!("complete");
-            r["_meta"] =
-                json!({SERVER_INFO_KEY: {"name": "tai", "version": env!("CARGO_PKG_VERSION")}});
-            r
-        };
-        match method {
-            methods::SERVER_DISCOVER => result(
-                id,
-                complete(json!({
-                    "supportedVersions": [MODERN_VERSION],
-                    "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
-                    "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` and `completions`.",
-                    "ttlMs": 3_600_000, "cacheScope": "public"
-                })),
-            ),
-            methods::TOOLS_LIST => result(
-                id,
-                complete(
-                    json!({"tools": self.listed(), "ttlMs": 3_600_000, "cacheScope": "public"}),
-                ),
-            ),
-            "prompts/list" => result(
-                id,
-                complete(json!({"prompts": [], "ttlMs": 3_600_000, "cacheScope": "public"})),
-            ),
-            "resources/list" => result(
-                id,
-                complete(json!({"resources": [], "ttlMs": 3_600_000, "cacheScope": "public"})),
-            ),
-            "resources/templates/list" => result(
-                id,
-                complete(
-                    json!({"resourceTemplates": [], "ttlMs": 3_600_000, "cacheScope": "public"}),
-                ),
-            ),
-            "resources/read" => error(
-                Some(id),
+        let answer = match request {
+            ClientRequest::Initialize => Ok(handle_initialize(params.as_ref())),
+            ClientRequest::Ping => Ok(json!({})),
+            ClientRequest::ServerDiscover => Ok(handle_discover()),
+            ClientRequest::ToolsList => Ok(json!({"tools": self.listed()})),
+            // tai has no prompts or resources: the lists are honestly empty.
+            ClientRequest::PromptsList => Ok(json!({"prompts": []})),
+            ClientRequest::ResourcesList => Ok(json!({"resources": []})),
+            ClientRequest::ResourceTemplatesList => Ok(json!({"resourceTemplates": []})),
+            ClientRequest::ResourcesRead => Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 "Resource not found: tai serves no resources",
-            ),
-            methods::TOOLS_CALL => match self.call(id.clone(), params, Era::Modern, None) {
-                Some(Message::Response { id, result: r }) => result(id, complete(r)),
-                other => other,
-            },
-            other => error(
-                Some(id),
+            )),
+            ClientRequest::ToolsCall => self.handle_tools_call(params, era, session),
+            ClientRequest::Unknown => Err(ErrorObject::new(
                 code::METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
-            ),
+                format!("Method not found: {method}"),
+            )),
+        };
+        match answer {
+            Ok(r) if era == Era::Modern => result(id, complete(r, request.cacheable())),
+            Ok(r) => result(id, r),
+            Err(e) => error_reply(id, e),
         }
     }
 
-    fn call(
+    /// `tools/call`: a served tool through the trust gate (entrance `Network`).
+    fn handle_tools_call(
         &mut self,
-        id: Id,
         params: Option<Value>,
         era: Era,
         session: Option<&str>,
-    ) -> Option<Message> {
+    ) -> Result<Value, ErrorObject> {
         let mut p = match params {
             Some(Value::Object(p)) => p,
             _ => Map::new(),
         };
         if !p.get("name").is_some_and(Value::is_string) {
-            return error(
-                Some(id),
+            return Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 "tools/call needs params.name",
-            );
+            ));
         }
         // The arguments are taken out of the params (moved, not copied).
         let args: Map<String, Value> = match p.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => m,
             Some(_) => {
-                return error(
-                    Some(id),
+                return Err(ErrorObject::new(
                     code::INVALID_PARAMS,
                     "tools/call: arguments must be an object",
-                );
+                ));
             }
         };
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         let schema = self.listed().iter().find(|t| t["name"] == name);
         let Some(schema) = schema.map(|t| &t["inputSchema"]) else {
-            return error(
-                Some(id),
+            return Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 format!("Unknown tool: {name}"),
-            );
+            ));
         };
         if let Err(why) = tools::check_args(schema, &args) {
             // Input the tool rejects is the tool's answer (as the TS SDK does), so the
             // model can see it and fix its call; only an unknown tool is a protocol error.
-            return result(
-                id,
+            return Ok(
                 json!({"content": [{"type": "text", "text": format!("{name}: {why}")}], "isError": true}),
             );
         }
@@ -477,10 +507,7 @@ impl McpServer {
             &mut |_| {},
         )
         .output;
-        result(
-            id,
-            json!({"content": [{"type": "text", "text": out.text}], "isError": out.is_error}),
-        )
+        Ok(json!({"content": [{"type": "text", "text": out.text}], "isError": out.is_error}))
     }
 
     fn chat_client(&mut self) -> Result<ChatClient, String> {
