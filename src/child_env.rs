@@ -100,6 +100,16 @@ pub fn for_shell(parent: &[(String, String)], secret_values: &[&str]) -> Vec<(St
     out
 }
 
+/// A served call's worker (`tai --serve-worker`, tai itself): the server's environment
+/// minus tai's secrets, which reach the worker on its stdin instead (`server::worker`).
+pub fn for_worker(parent: &[(String, String)]) -> Vec<(String, String)> {
+    parent
+        .iter()
+        .filter(|(k, _)| !WITHHELD_NAMES.contains(&k.as_str()) && k != crate::child::MARK)
+        .cloned()
+        .collect()
+}
+
 /// This process's environment as values (variables that are not UTF-8 are left out).
 pub fn parent() -> Vec<(String, String)> {
     std::env::vars_os()
@@ -110,6 +120,24 @@ pub fn parent() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_gets_the_environment_without_the_secrets() {
+        let parent: Vec<(String, String)> = [
+            ("PATH", "/bin"),
+            ("TAI_HOME", "/h"),
+            ("TAI_API_KEY", "k"),
+            ("TAI_VAULT_PASSPHRASE", "p"),
+            ("TAI_MCP_KEY", "m"),
+            ("GITHUB_TOKEN", "g"),
+            ("TAI_CHILD", "1-1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let names: Vec<String> = for_worker(&parent).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["PATH", "TAI_HOME"]);
+    }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs

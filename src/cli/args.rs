@@ -153,16 +153,17 @@ impl Parser {
             Step::Help => Ok(Command::Help("")),
             Step::Arg(Short('p')) => self.chat_args(Some("prompt")),
             Step::Arg(Long("serve-mcp-stdio")) => {
-                let mut tools = None;
+                let (mut tools, mut workers) = (None, None);
                 loop {
                     match self.next()? {
                         Step::End => break,
                         Step::Help => return Ok(Command::Help("serve")),
                         Step::Arg(Long("serve-tools")) => tools = Some(self.tool_list()?),
+                        Step::Arg(Long("serve-workers")) => workers = Some(self.workers()?),
                         Step::Arg(a) => return Err(unexpected(a, "serve")),
                     }
                 }
-                Ok(Command::ServeStdio { tools })
+                Ok(Command::ServeStdio { tools, workers })
             }
             Step::Arg(Long("serve-tools")) => Err(UsageError(
                 "--serve-tools goes with --serve-mcp KEY or --serve-mcp-stdio (see 'tai help serve')".into(),
@@ -173,7 +174,7 @@ impl Parser {
                 if key == "--help" || key == "-h" {
                     return Ok(Command::Help("serve"));
                 }
-                let (mut port, mut bind, mut tools) = (None, None, None);
+                let (mut port, mut bind, mut tools, mut workers) = (None, None, None, None);
                 loop {
                     match self.next()? {
                         Step::End => break,
@@ -188,6 +189,7 @@ impl Parser {
                         Step::Arg(Long("mcp-bind")) => {
                             bind = Some(string(self.inner.value()?, "--mcp-bind")?)
                         }
+                        Step::Arg(Long("serve-workers")) => workers = Some(self.workers()?),
                         Step::Arg(a) => return Err(unexpected(a, "serve")),
                     }
                 }
@@ -196,6 +198,7 @@ impl Parser {
                     port,
                     bind,
                     tools,
+                    workers,
                 })
             }
             Step::Arg(Long(flag @ ("prompt" | "continue" | "json" | "max-steps"))) => {
@@ -269,6 +272,17 @@ impl Parser {
                     .filter(|t| !t.is_empty())
                     .collect::<Vec<_>>()
                     .join(", ")
+            ))),
+        }
+    }
+
+    /// `--serve-workers N` (1 or more).
+    fn workers(&mut self) -> Result<usize> {
+        let v = string(self.inner.value()?, "--serve-workers")?;
+        match v.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(UsageError(format!(
+                "--serve-workers needs a number of workers, 1 or more, not '{v}'"
             ))),
         }
     }
@@ -399,6 +413,7 @@ pub const KNOWN_LONG: &[&str] = &[
     "mcp-port",
     "mcp-bind",
     "serve-tools",
+    "serve-workers",
     "env",
     "env-var",
     "url",
@@ -461,7 +476,13 @@ mod tests {
                     ..ChatArgs::default()
                 }),
             ),
-            (&["--serve-mcp-stdio"], Command::ServeStdio { tools: None }),
+            (
+                &["--serve-mcp-stdio"],
+                Command::ServeStdio {
+                    tools: None,
+                    workers: None,
+                },
+            ),
             (
                 &["--yolo", "-p", "-"],
                 Command::Chat(ChatArgs {

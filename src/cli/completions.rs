@@ -30,6 +30,7 @@ const TOP_FLAGS: &[&str] = &[
     "--mcp-port",
     "--mcp-bind",
     "--serve-tools",
+    "--serve-workers",
 ];
 /// Subcommands of each command.
 const SUBCOMMANDS: &[(&str, &[&str])] = &[
@@ -142,7 +143,7 @@ const SCAN: &str = r#"    cmd=""; sub=""; skip=""
     for w in "${before[@]}"; do
         if [ -n "$skip" ]; then skip=""; continue; fi
         case "$w" in
-            --profile|--max-steps|--mcp-port|--mcp-bind|--serve-mcp|--serve-tools|-p|--prompt|--name|--pick|-e|--env|--env-var|-H|--header|--url|--connect-timeout|--call-timeout|--format|--model|--base-url|--api-key-secret|--limit) skip=1 ;;
+            --profile|--max-steps|--mcp-port|--mcp-bind|--serve-mcp|--serve-tools|--serve-workers|-p|--prompt|--name|--pick|-e|--env|--env-var|-H|--header|--url|--connect-timeout|--call-timeout|--format|--model|--base-url|--api-key-secret|--limit) skip=1 ;;
             -*) ;;
             *) if [ -z "$cmd" ]; then cmd="$w"; elif [ -z "$sub" ]; then sub="$w"; fi ;;
         esac

@@ -70,6 +70,7 @@ Serving MCP (see `tai help serve`):
       --mcp-bind ADDR   With --serve-mcp: the address (TAI_MCP_BIND, default 127.0.0.1)
       --serve-tools LIST  With --serve-mcp or --serve-mcp-stdio: serve only these tools
                         (comma-separated names)
+      --serve-workers N With either: long calls run in N worker processes at once (4)
       --serve-mcp-stdio Serve the same over stdio (for hosts such as Claude Desktop,
                         Cursor, Codex). Every call is approved: no user is present.
 

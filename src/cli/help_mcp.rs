@@ -218,8 +218,8 @@ pub const SERVE: &str = "\
 tai as an MCP server: its native tools plus chat and completions, both MCP eras.
 
 Usage:
-  tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR] [--serve-tools LIST]
-  tai --serve-mcp-stdio [--serve-tools LIST]
+  tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR] [--serve-tools LIST] [--serve-workers N]
+  tai --serve-mcp-stdio [--serve-tools LIST] [--serve-workers N]
 
       --serve-mcp KEY    Streamable HTTP at http://ADDR:PORT/mcp; clients send
                          Authorization: Bearer KEY (8 characters at least). - reads the
@@ -230,11 +230,18 @@ Usage:
                          count as tools)
       --serve-mcp-stdio  MCP on stdin/stdout, for hosts that launch servers
                          (Claude Desktop, Cursor, Codex, Claude Code)
+      --serve-workers N  Long calls (chat, completions, shell, web_fetch, mcp_add,
+                         mcp_resolve, grep, glob) run in worker processes, N at once
+                         (else `serve_workers` in the config file, else 4); beyond N,
+                         HTTP answers 503 with Retry-After and stdio queues the call
 
 No user is present while serving: every tool call is approved, as with --yolo; the key
 (or the launching host) is the authorization. Served tools carry annotations
 (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). TAI_MCP_SESSION_IDLE
 shortens how long an idle 2025-11-25 session is kept (seconds; default 3600).
+A chat conversation is kept in the vault, so its session continues after a restart and
+on every tai sharing the vault (see docs/serve.md for several behind nginx); a second
+turn on a conversation while one runs is refused as busy.
 ";
 
 pub const COMPLETIONS: &str = "\

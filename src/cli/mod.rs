@@ -62,6 +62,14 @@ pub fn run() -> i32 {
     // its own environment was built without them. Not dumpable, those files are root's.
     #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_dumpable(false);
+    // A served long call's worker (hidden: the server starts it, never a person).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::server::worker::WORKER_ARG)
+    {
+        crate::child::become_subreaper();
+        return crate::server::worker::run();
+    }
     let raw = match args::parse(std::env::args_os().skip(1)) {
         Ok(raw) => raw,
         Err(e) => {
@@ -106,29 +114,58 @@ fn execute(raw: RawArgs) -> Result {
         Command::Chat(a) => agent_cmd::run(&mut load()?, a),
         Command::Completions(shell) => Ok(out(&completions::script(shell))?),
         Command::Man => Ok(out(&manual::page())?),
-        Command::ServeStdio { tools } => {
+        Command::ServeStdio { tools, workers } => {
             check_serve_tools(tools.as_deref())?;
             let mut ctx = load()?;
-            ctx.unlock()?;
+            let passphrase = ctx.unlock_for_serve()?;
+            let workers = serve_workers(&ctx, *workers);
             eprintln!(
                 "tai: serving MCP on stdin/stdout (both eras). No user is present: every tool call is approved, as with --yolo; the launching host is the authority."
             );
             let Context { store, config, .. } = ctx;
             let mut server = crate::server::McpServer::new(store, config);
-            server.serve_only = tools.clone();
+            server.serve_only(tools.clone());
+            server.secrets = worker_secrets(passphrase);
             shorten_chat_timeout(&mut server);
-            Ok(crate::server::stdio::serve(&mut server)?)
+            let pool = crate::server::worker::Pool::new(workers)?;
+            Ok(crate::server::stdio::serve(&mut server, pool)?)
         }
         Command::ServeHttp {
             key,
             port,
             bind,
             tools,
+            workers,
         } => {
             check_serve_tools(tools.as_deref())?;
-            serve_http(load()?, key, *port, bind.as_deref(), tools.clone())
+            let ctx = load()?;
+            let workers = serve_workers(&ctx, *workers);
+            serve_http(ctx, key, *port, bind.as_deref(), tools.clone(), workers)
         }
     }
+}
+
+/// How many long calls a server runs at once: `--serve-workers`, else the config file's
+/// `serve_workers`, else the default.
+fn serve_workers(ctx: &Context, flag: Option<usize>) -> usize {
+    flag.or_else(|| ctx.file.as_ref().and_then(|f| f.serve_workers))
+        .unwrap_or(crate::server::worker::DEFAULT_WORKERS)
+        .max(1)
+}
+
+/// tai's secrets a server's workers need (the API key, the vault passphrase, …): given
+/// them on stdin, never in their environment.
+fn worker_secrets(passphrase: Option<String>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = crate::child_env::WITHHELD_NAMES
+        .iter()
+        .filter_map(|n| config::process_env(n).map(|v| (n.to_string(), v)))
+        .collect();
+    if let Some(p) = passphrase
+        && !out.iter().any(|(n, _)| n == "TAI_VAULT_PASSPHRASE")
+    {
+        out.push(("TAI_VAULT_PASSPHRASE".into(), p));
+    }
+    out
 }
 
 /// `--serve-tools` names only tools tai serves.
@@ -155,6 +192,7 @@ fn serve_http(
     port: Option<u16>,
     bind: Option<&str>,
     tools: Option<Vec<String>>,
+    workers: usize,
 ) -> Result {
     let key = match key {
         "-" => match config::process_env("TAI_MCP_KEY") {
@@ -183,7 +221,7 @@ fn serve_http(
         .map(str::to_string)
         .or_else(|| config::process_env("TAI_MCP_BIND"))
         .unwrap_or_else(|| "127.0.0.1".into());
-    ctx.unlock()?;
+    let passphrase = ctx.unlock_for_serve()?;
     ctx.store.remember("server-key", &key);
     let listener = std::net::TcpListener::bind((bind.as_str(), port)).map_err(|e| {
         Failure(format!(
@@ -212,7 +250,12 @@ fn serve_http(
     );
     let Context { store, config, .. } = ctx;
     let mut server = crate::server::McpServer::new(store, config);
-    server.serve_only = tools;
+    server.serve_only(tools);
+    server.secrets = worker_secrets(passphrase);
+    // The key given on the command line is scrubbed from a worker's output too.
+    if !server.secrets.iter().any(|(n, _)| n == "TAI_MCP_KEY") {
+        server.secrets.push(("TAI_MCP_KEY".into(), key.clone()));
+    }
     shorten_chat_timeout(&mut server);
     if let Some(secs) = config::process_env("TAI_MCP_SESSION_IDLE").and_then(|s| s.parse().ok()) {
         server.idle = std::time::Duration::from_secs(secs); // a shorter MCP_SESSION_IDLE (tests, busy hosts)
@@ -226,6 +269,7 @@ fn serve_http(
         })
         .unwrap_or_default();
     let mut endpoint = crate::server::http::Endpoint::new(server, key).bound_to(addr, hosts);
+    endpoint.workers = Some(crate::server::worker::Pool::new(workers)?);
     // A test setting: shorter deadlines (`name=MS,…`, see `Limits::with_overrides`).
     let limits = crate::server::http::Limits::default()
         .with_overrides(&config::process_env("TAI_MCP_TEST_LIMITS").unwrap_or_default());
@@ -309,6 +353,20 @@ impl Context {
             None => return Err(vault::Error::Locked.into()),
         };
         Ok(self.store.unlock(&passphrase)?)
+    }
+
+    /// `unlock` for a server, which hands the passphrase to its workers: the one used.
+    fn unlock_for_serve(&mut self) -> Result<Option<String>> {
+        if !self.store.is_sealed()? {
+            return Ok(None);
+        }
+        let passphrase = match config::process_env("TAI_VAULT_PASSPHRASE") {
+            Some(p) => p,
+            None if crate::term::has_tty() => crate::term::read_hidden("Vault passphrase: ")?,
+            None => return Err(vault::Error::Locked.into()),
+        };
+        self.store.unlock(&passphrase)?;
+        Ok(Some(passphrase))
     }
 
     /// Unlock only when `TAI_VAULT_PASSPHRASE` is given: for commands that work on a

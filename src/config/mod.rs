@@ -44,6 +44,8 @@ pub struct ConfigFile {
     pub github_api_url: Option<String>,
     pub github_raw_url: Option<String>,
     pub glama_url: Option<String>,
+    /// `--serve-workers`: a server's long calls running at once (default 4).
+    pub serve_workers: Option<usize>,
     #[serde(default)]
     pub profiles: BTreeMap<String, ProfileSettings>,
 }

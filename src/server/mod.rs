@@ -11,10 +11,13 @@
 //! no pin is ever changed.
 
 pub mod annotations;
+mod endpoint;
+mod exchange;
 pub mod http;
 pub mod stdio;
+pub mod worker;
 
-use std::collections::HashMap;
+use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -32,6 +35,7 @@ use crate::mcp::methods;
 use crate::mcp::protocol::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
 use crate::tools::{self, ToolContext, ToolDef, ToolOutput};
 use crate::vault::Store;
+use crate::vault::served::Lease;
 
 /// Approves everything and asks no one: serve mode (said loudly at startup).
 pub struct ServeApprover;
@@ -50,20 +54,70 @@ impl Approver for ServeApprover {
 pub const CHAT: &str = "chat";
 pub const COMPLETIONS: &str = "completions";
 
-/// A `chat` conversation: an MCP session's (2025) or a handle's (2026).
-struct Conversation {
-    history: Vec<Value>,
-    last_seen: Instant,
+/// Served tools whose cost is not bounded by a few milliseconds (a model, a program, the
+/// network, a tree walk): a server with workers runs them in a worker process
+/// (`worker`), so its loop keeps answering everyone else meanwhile.
+pub const LONG_TOOLS: &[&str] = &[
+    CHAT,
+    COMPLETIONS,
+    "shell",
+    "web_fetch",
+    "mcp_add",
+    "mcp_resolve",
+    "grep",
+    "glob",
+];
+
+/// How long past the turn's own deadline a `chat` lease on a conversation lasts: a worker
+/// that crashed mid-turn frees the handle by itself after this.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+
+/// Whether `msg` is a `tools/call` of one of the [`LONG_TOOLS`].
+pub fn runs_long(msg: &Message) -> bool {
+    match msg {
+        Message::Request { method, params, .. } if method == methods::TOOLS_CALL => params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .is_some_and(|n| LONG_TOOLS.contains(&n)),
+        _ => false,
+    }
+}
+
+/// `chat`'s conversation key for a call, when it names or implies one: the handle it
+/// passes, or (2025-11-25) its session's. Two jobs with one key must not run at once.
+pub fn conversation_key(msg: &Message, era: Era, session: Option<&str>) -> Option<String> {
+    let Message::Request { params, .. } = msg else {
+        return None;
+    };
+    let p = params.as_ref()?;
+    if p.get("name").and_then(Value::as_str) != Some(CHAT) {
+        return None;
+    }
+    match (
+        p.pointer("/arguments/session").and_then(Value::as_str),
+        era,
+        session,
+    ) {
+        (Some(h), _, _) => Some(h.to_string()),
+        (None, Era::Legacy, Some(s)) => Some(format!("session-{s}")),
+        _ => None,
+    }
 }
 
 pub struct McpServer {
     pub store: Store,
     pub config: Config,
-    conversations: HashMap<String, Conversation>,
+    /// tai's own secrets (the API key, the vault passphrase, …) given to a worker on its
+    /// stdin rather than in its environment: read before the process environment.
+    pub secrets: Vec<(String, String)>,
+    /// The served tool list, built once on first use (after `serve_only` is set).
+    listed: OnceCell<Vec<Value>>,
     /// How long an idle conversation or session lives (MCP_SESSION_IDLE; tests shorten it).
     pub idle: Duration,
-    /// `--serve-tools LIST`: only these are listed and callable (`None`: all).
-    pub serve_only: Option<Vec<String>>,
+    /// `--serve-tools LIST`: only these are listed and callable (`None`: all); set with
+    /// `serve_only`.
+    serve_only: Option<Vec<String>>,
     /// One served `chat` turn, all its steps (MCP_CHAT_TIMEOUT; tests shorten it).
     pub chat_timeout: Duration,
 }
@@ -135,215 +189,274 @@ fn error(id: Option<Id>, code: i64, msg: impl Into<String>) -> Option<Message> {
     })
 }
 
+/// What is wrong with a 2026-07-28 request's `_meta` envelope (the protocol version and
+/// the client capabilities it must carry), as its JSON-RPC error; `None` when it is whole.
+/// A fault here refuses the request itself (over HTTP: 400), before any method runs.
+pub fn envelope_fault(params: Option<&Value>) -> Option<ErrorObject> {
+    let meta = params.and_then(|p| p.get("_meta"));
+    match meta
+        .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+        .and_then(Value::as_str)
+    {
+        None => {
+            return Some(ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("params._meta must carry {PROTOCOL_VERSION_KEY}"),
+            ));
+        }
+        Some(v) if v != MODERN_VERSION => {
+            return Some(
+                ErrorObject::new(
+                    code::UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version",
+                )
+                .with_data(json!({"supported": [MODERN_VERSION], "requested": v})),
+            );
+        }
+        Some(_) => {}
+    }
+    meta.and_then(|m| m.get(CLIENT_CAPABILITIES_KEY))
+        .is_none_or(|c| !c.is_object())
+        .then(|| {
+            ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("params._meta must carry {CLIENT_CAPABILITIES_KEY}"),
+            )
+        })
+}
+
+/// How long a 2026-07-28 client may cache a list or the discovery (one hour).
+const LIST_TTL_MS: u64 = 3_600_000;
+
+/// A client request's method, parsed once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientRequest {
+    Initialize,
+    Ping,
+    ServerDiscover,
+    ToolsList,
+    ToolsCall,
+    PromptsList,
+    ResourcesList,
+    ResourceTemplatesList,
+    ResourcesRead,
+    Unknown,
+}
+
+impl ClientRequest {
+    fn of(method: &str) -> ClientRequest {
+        match method {
+            methods::INITIALIZE => ClientRequest::Initialize,
+            methods::PING => ClientRequest::Ping,
+            methods::SERVER_DISCOVER => ClientRequest::ServerDiscover,
+            methods::TOOLS_LIST => ClientRequest::ToolsList,
+            methods::TOOLS_CALL => ClientRequest::ToolsCall,
+            "prompts/list" => ClientRequest::PromptsList,
+            "resources/list" => ClientRequest::ResourcesList,
+            "resources/templates/list" => ClientRequest::ResourceTemplatesList,
+            "resources/read" => ClientRequest::ResourcesRead,
+            _ => ClientRequest::Unknown,
+        }
+    }
+
+    /// Whether the method exists in `era`: 2026-07-28 dropped `initialize` and `ping`;
+    /// `server/discover` is 2026's, and tai answers `resources/read` only there.
+    fn in_era(self, era: Era) -> bool {
+        match self {
+            ClientRequest::Initialize | ClientRequest::Ping => era == Era::Legacy,
+            ClientRequest::ServerDiscover | ClientRequest::ResourcesRead => era == Era::Modern,
+            ClientRequest::Unknown => false,
+            _ => true,
+        }
+    }
+
+    /// Whether a 2026-07-28 answer carries cache hints (`ttlMs`, `cacheScope`).
+    fn cacheable(self) -> bool {
+        matches!(
+            self,
+            ClientRequest::ServerDiscover
+                | ClientRequest::ToolsList
+                | ClientRequest::PromptsList
+                | ClientRequest::ResourcesList
+                | ClientRequest::ResourceTemplatesList
+        )
+    }
+}
+
+/// A 2026-07-28 result: `resultType`, `serverInfo` in `_meta`, and cache hints on lists.
+fn complete(mut r: Value, cacheable: bool) -> Value {
+    r["resultType"] = json!("complete");
+    r["_meta"] = json!({SERVER_INFO_KEY: {"name": "tai", "version": env!("CARGO_PKG_VERSION")}});
+    if cacheable {
+        r["ttlMs"] = json!(LIST_TTL_MS);
+        r["cacheScope"] = json!("public");
+    }
+    r
+}
+
+fn error_reply(id: Id, error: ErrorObject) -> Option<Message> {
+    Some(Message::Error {
+        id: Some(id),
+        error,
+    })
+}
+
+/// `initialize` (2025-11-25): the version asked for when tai speaks it, else tai's.
+fn handle_initialize(params: Option<&Value>) -> Value {
+    let asked = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = if LEGACY_VERSIONS.contains(&asked) {
+        asked
+    } else {
+        LEGACY_VERSION
+    };
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
+        "serverInfo": {"name": "tai", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` (a full tai agent turn) and `completions`."
+    })
+}
+
+/// `server/discover` (2026-07-28).
+fn handle_discover() -> Value {
+    json!({
+        "supportedVersions": [MODERN_VERSION],
+        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
+        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` and `completions`."
+    })
+}
+
 impl McpServer {
     pub fn new(store: Store, config: Config) -> McpServer {
         McpServer {
             store,
             config,
-            conversations: HashMap::new(),
+            secrets: Vec::new(),
+            listed: OnceCell::new(),
             idle: MCP_SESSION_IDLE,
             serve_only: None,
             chat_timeout: MCP_CHAT_TIMEOUT,
         }
     }
 
-    /// The tools this server serves: `served_tools`, narrowed by `--serve-tools`. Listing
-    /// and calling both read this, so a tool left out cannot be called either.
-    fn listed(&self) -> Vec<Value> {
-        let mut all = served_tools();
-        if let Some(only) = &self.serve_only {
-            all.retain(|t| only.iter().any(|n| t["name"] == n.as_str()));
-        }
-        all
+    /// `--serve-tools LIST`: only these are listed and callable, and a served `chat`
+    /// agent's calls are bounded by them too (the gate reads `config.served_tools`).
+    pub fn serve_only(&mut self, tools: Option<Vec<String>>) {
+        self.config.served_tools = tools.clone();
+        self.serve_only = tools;
+        self.listed = OnceCell::new();
+    }
+
+    /// The tools this server serves: `served_tools`, narrowed by `--serve-tools`, built
+    /// once. Listing and calling both read this, so a tool left out cannot be called either.
+    fn listed(&self) -> &[Value] {
+        self.listed.get_or_init(|| {
+            let mut all = served_tools();
+            if let Some(only) = &self.serve_only {
+                all.retain(|t| only.iter().any(|n| t["name"] == n.as_str()));
+            }
+            all
+        })
+    }
+
+    /// A variable of tai's environment: the secrets given to this process first.
+    fn env(secrets: &[(String, String)], name: &str) -> Option<String> {
+        secrets
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::config::process_env(name))
     }
 
     /// Handle one message in `era` (decided by the transport). `session` is the legacy
     /// session (stdio: the process; HTTP: `Mcp-Session-Id`), used as `chat`'s default.
+    /// The method is parsed once into a [`ClientRequest`]; each has its own `handle_…`.
     pub fn handle(&mut self, msg: Message, era: Era, session: Option<&str>) -> Option<Message> {
         let Message::Request { id, method, params } = msg else {
             return None; // notifications and responses need no answer
         };
-        match era {
-            Era::Legacy => self.legacy(id, &method, params, session),
-            Era::Modern => self.modern(id, &method, params),
-        }
-    }
-
-    fn legacy(
-        &mut self,
-        id: Id,
-        method: &str,
-        params: Option<Value>,
-        session: Option<&str>,
-    ) -> Option<Message> {
-        match method {
-            methods::INITIALIZE => {
-                let asked = params
-                    .as_ref()
-                    .and_then(|p| p.get("protocolVersion"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let version = if LEGACY_VERSIONS.contains(&asked) {
-                    asked
-                } else {
-                    LEGACY_VERSION
-                };
-                result(
-                    id,
-                    json!({
-                        "protocolVersion": version,
-                        "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
-                        "serverInfo": {"name": "tai", "version": env!("CARGO_PKG_VERSION")},
-                        "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` (a full tai agent turn) and `completions`."
-                    }),
-                )
-            }
-            methods::PING => result(id, json!({})),
-            methods::TOOLS_LIST => result(id, json!({"tools": self.listed()})),
-            // tai has no prompts or resources: the lists are honestly empty.
-            "prompts/list" => result(id, json!({"prompts": []})),
-            "resources/list" => result(id, json!({"resources": []})),
-            "resources/templates/list" => result(id, json!({"resourceTemplates": []})),
-            methods::TOOLS_CALL => self.call(id, params, Era::Legacy, session),
-            other => error(
-                Some(id),
-                code::METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
-            ),
-        }
-    }
-
-    fn modern(&mut self, id: Id, method: &str, params: Option<Value>) -> Option<Message> {
-        let meta = params.as_ref().and_then(|p| p.get("_meta"));
-        let version = meta
-            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
-            .and_then(Value::as_str);
-        match version {
-            None => {
-                return error(
-                    Some(id),
-                    code::INVALID_PARAMS,
-                    format!("params._meta must carry {PROTOCOL_VERSION_KEY}"),
-                );
-            }
-            Some(v) if v != MODERN_VERSION => {
-                return Some(Message::Error {
-                    id: Some(id),
-                    error: ErrorObject::new(
-                        code::UNSUPPORTED_PROTOCOL_VERSION,
-                        "Unsupported protocol version",
-                    )
-                    .with_data(json!({"supported": [MODERN_VERSION], "requested": v})),
-                });
-            }
-            Some(_) => {}
-        }
-        if meta
-            .and_then(|m| m.get(CLIENT_CAPABILITIES_KEY))
-            .is_none_or(|c| !c.is_object())
+        let request = ClientRequest::of(&method);
+        if era == Era::Modern
+            && let Some(fault) = envelope_fault(params.as_ref())
         {
+            return error_reply(id, fault);
+        }
+        if !request.in_era(era) {
             return error(
                 Some(id),
-                code::INVALID_PARAMS,
-                format!("params._meta must carry {CLIENT_CAPABILITIES_KEY}"),
+                code::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
             );
         }
-        let complete = |mut r: Value| {
-            r["resultType"] = json!("complete");
-            r["_meta"] =
-                json!({SERVER_INFO_KEY: {"name": "tai", "version": env!("CARGO_PKG_VERSION")}});
-            r
-        };
-        match method {
-            methods::SERVER_DISCOVER => result(
-                id,
-                complete(json!({
-                    "supportedVersions": [MODERN_VERSION],
-                    "capabilities": {"tools": {"listChanged": false}, "prompts": {}, "resources": {}},
-                    "instructions": "tai's tools: files, shell, the vault, MCP server management, and `chat` and `completions`.",
-                    "ttlMs": 3_600_000, "cacheScope": "public"
-                })),
-            ),
-            methods::TOOLS_LIST => result(
-                id,
-                complete(
-                    json!({"tools": self.listed(), "ttlMs": 3_600_000, "cacheScope": "public"}),
-                ),
-            ),
-            "prompts/list" => result(
-                id,
-                complete(json!({"prompts": [], "ttlMs": 3_600_000, "cacheScope": "public"})),
-            ),
-            "resources/list" => result(
-                id,
-                complete(json!({"resources": [], "ttlMs": 3_600_000, "cacheScope": "public"})),
-            ),
-            "resources/templates/list" => result(
-                id,
-                complete(
-                    json!({"resourceTemplates": [], "ttlMs": 3_600_000, "cacheScope": "public"}),
-                ),
-            ),
-            "resources/read" => error(
-                Some(id),
+        let answer = match request {
+            ClientRequest::Initialize => Ok(handle_initialize(params.as_ref())),
+            ClientRequest::Ping => Ok(json!({})),
+            ClientRequest::ServerDiscover => Ok(handle_discover()),
+            ClientRequest::ToolsList => Ok(json!({"tools": self.listed()})),
+            // tai has no prompts or resources: the lists are honestly empty.
+            ClientRequest::PromptsList => Ok(json!({"prompts": []})),
+            ClientRequest::ResourcesList => Ok(json!({"resources": []})),
+            ClientRequest::ResourceTemplatesList => Ok(json!({"resourceTemplates": []})),
+            ClientRequest::ResourcesRead => Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 "Resource not found: tai serves no resources",
-            ),
-            methods::TOOLS_CALL => match self.call(id.clone(), params, Era::Modern, None) {
-                Some(Message::Response { id, result: r }) => result(id, complete(r)),
-                other => other,
-            },
-            other => error(
-                Some(id),
+            )),
+            ClientRequest::ToolsCall => self.handle_tools_call(params, era, session),
+            ClientRequest::Unknown => Err(ErrorObject::new(
                 code::METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
-            ),
+                format!("Method not found: {method}"),
+            )),
+        };
+        match answer {
+            Ok(r) if era == Era::Modern => result(id, complete(r, request.cacheable())),
+            Ok(r) => result(id, r),
+            Err(e) => error_reply(id, e),
         }
     }
 
-    fn call(
+    /// `tools/call`: a served tool through the trust gate (entrance `Network`).
+    fn handle_tools_call(
         &mut self,
-        id: Id,
         params: Option<Value>,
         era: Era,
         session: Option<&str>,
-    ) -> Option<Message> {
-        let p = params.unwrap_or(Value::Null);
-        let Some(name) = p.get("name").and_then(Value::as_str) else {
-            return error(
-                Some(id),
+    ) -> Result<Value, ErrorObject> {
+        let mut p = match params {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        if !p.get("name").is_some_and(Value::is_string) {
+            return Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 "tools/call needs params.name",
-            );
-        };
-        let args: Map<String, Value> = match p.get("arguments") {
+            ));
+        }
+        // The arguments are taken out of the params (moved, not copied).
+        let args: Map<String, Value> = match p.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
+            Some(Value::Object(m)) => m,
             Some(_) => {
-                return error(
-                    Some(id),
+                return Err(ErrorObject::new(
                     code::INVALID_PARAMS,
                     "tools/call: arguments must be an object",
-                );
+                ));
             }
         };
-        let schema = self
-            .listed()
-            .into_iter()
-            .find(|t| t["name"] == name)
-            .map(|t| t["inputSchema"].clone());
-        let Some(schema) = schema else {
-            return error(
-                Some(id),
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        let schema = self.listed().iter().find(|t| t["name"] == name);
+        let Some(schema) = schema.map(|t| &t["inputSchema"]) else {
+            return Err(ErrorObject::new(
                 code::INVALID_PARAMS,
                 format!("Unknown tool: {name}"),
-            );
+            ));
         };
-        if let Err(why) = tools::check_args(&schema, &args) {
+        if let Err(why) = tools::check_args(schema, &args) {
             // Input the tool rejects is the tool's answer (as the TS SDK does), so the
             // model can see it and fix its call; only an unknown tool is a protocol error.
-            return result(
-                id,
+            return Ok(
                 json!({"content": [{"type": "text", "text": format!("{name}: {why}")}], "isError": true}),
             );
         }
@@ -352,43 +465,32 @@ impl McpServer {
         let McpServer {
             store,
             config,
-            conversations,
             idle,
             chat_timeout,
-            serve_only,
+            secrets,
             ..
         } = self;
-        let mut config = config.clone();
-        // `--serve-tools` bounds the served `chat` agent's calls too (the gate checks it).
-        config.served_tools = serve_only.clone();
         let mut approver = ServeApprover;
+        let env = |name: &str| McpServer::env(secrets, name);
         let mut ctx = ToolContext {
             store,
-            config: &config,
+            config,
             approver: &mut approver,
-            env: &crate::config::process_env,
+            env: &env,
         };
         let mut run = |ctx: &mut ToolContext<'_>, a: &Map<String, Value>| {
             let client = client
                 .take()
                 .unwrap_or_else(|| Err("the model client was already used".into()));
             match name {
-                CHAT => chat(
-                    ctx,
-                    conversations,
-                    *idle,
-                    *chat_timeout,
-                    client,
-                    a,
-                    era,
-                    session,
-                ),
+                CHAT => chat(ctx, *idle, *chat_timeout, client, a, era, session),
                 _ => completions(client, a),
             }
         };
-        let local = extras()
-            .into_iter()
-            .find(|d| d.name == name)
+        // The extras' definitions are built only for a call of one of them.
+        let local = matches!(name, CHAT | COMPLETIONS)
+            .then(|| extras().into_iter().find(|d| d.name == name))
+            .flatten()
             .map(|def| Local { def, run: &mut run });
         let out = gate::call(
             &mut ctx,
@@ -400,10 +502,7 @@ impl McpServer {
             &mut |_| {},
         )
         .output;
-        result(
-            id,
-            json!({"content": [{"type": "text", "text": out.text}], "isError": out.is_error}),
-        )
+        Ok(json!({"content": [{"type": "text", "text": out.text}], "isError": out.is_error}))
     }
 
     fn chat_client(&mut self) -> Result<ChatClient, String> {
@@ -414,7 +513,7 @@ impl McpServer {
             .ok_or("no model is set for the server: set TAI_MODEL or the profile's model")?;
         let key = match &self.config.api_key {
             crate::config::ApiKeySource::None => None,
-            crate::config::ApiKeySource::Env => crate::config::process_env("TAI_API_KEY"),
+            crate::config::ApiKeySource::Env => McpServer::env(&self.secrets, "TAI_API_KEY"),
             crate::config::ApiKeySource::Secret(n) => {
                 self.store.secret_get(n).map_err(|e| e.to_string())?
             }
@@ -436,7 +535,6 @@ impl McpServer {
 #[allow(clippy::too_many_arguments)]
 fn chat(
     ctx: &mut ToolContext<'_>,
-    conversations: &mut HashMap<String, Conversation>,
     idle: Duration,
     chat_timeout: Duration,
     client: Result<ChatClient, String>,
@@ -444,20 +542,13 @@ fn chat(
     era: Era,
     session: Option<&str>,
 ) -> ToolOutput {
-    let now = Instant::now();
-    conversations.retain(|_, c| now.duration_since(c.last_seen) < idle);
-    let handle = match (args.get("session").and_then(Value::as_str), era, session) {
-        (Some(h), _, _) => {
-            if !conversations.contains_key(h) {
-                return ToolOutput::error(format!(
-                    "no conversation {h:?} (it expired after {}s idle, or never existed); start a new one without `session`",
-                    idle.as_secs()
-                ));
-            }
-            h.to_string()
-        }
-        (None, Era::Legacy, Some(s)) => format!("session-{s}"),
-        _ => format!("conv-{}", crate::entropy::id().unwrap_or_default()),
+    let (handle, create) = match (args.get("session").and_then(Value::as_str), era, session) {
+        (Some(h), _, _) => (h.to_string(), false),
+        (None, Era::Legacy, Some(s)) => (format!("session-{s}"), true),
+        _ => (
+            format!("conv-{}", crate::entropy::id().unwrap_or_default()),
+            true,
+        ),
     };
     // One deadline for the whole turn: checked between steps, passed into every model
     // request, and honoured by every tool call inside it (they stop as on Ctrl-C).
@@ -469,6 +560,29 @@ fn chat(
         }
         Err(e) => return ToolOutput::error(e),
     };
+    // The conversation lives in the vault: any tai process sharing it continues it.
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2);
+    let history = match ctx.store.served_begin(
+        &handle,
+        create,
+        ms(chat_timeout + LEASE_MARGIN),
+        ms(idle),
+    ) {
+        Ok(Lease::Granted(h)) => h,
+        Ok(Lease::Unknown) => {
+            return ToolOutput::error(format!(
+                "no conversation {handle:?} (it expired after {}s idle, or never existed); start a new one without `session`",
+                idle.as_secs()
+            ));
+        }
+        Ok(Lease::Busy { until_ms }) => {
+            let left = (until_ms - crate::vault::now_ms()).max(0) / 1000 + 1;
+            return ToolOutput::error(format!(
+                "conversation {handle:?} is busy: another turn on it is still running; wait for its answer and send this again (its lease lapses within {left}s)"
+            ));
+        }
+        Err(e) => return ToolOutput::error(format!("the conversation store failed: {e}")),
+    };
     let mut agent = Agent::new(&chat);
     if let Ok(b) = crate::bridge::Bridge::load(ctx.store, &ctx.config.profile) {
         agent = agent.with_bridge(b);
@@ -476,10 +590,7 @@ fn chat(
     if let Some(n) = args.get("max_steps").and_then(Value::as_u64) {
         agent.max_steps = (n as usize).clamp(1, 50);
     }
-    agent.history = conversations
-        .remove(&handle)
-        .map(|c| c.history)
-        .unwrap_or_default();
+    agent.history = history;
     let mut ui = Capture::default();
     let message = tools::arg_str(args, "message");
     let stop = crate::sigint::stop_at(deadline);
@@ -495,13 +606,9 @@ fn chat(
         }
         r
     });
-    conversations.insert(
-        handle.clone(),
-        Conversation {
-            history: agent.history.clone(),
-            last_seen: Instant::now(),
-        },
-    );
+    if let Err(e) = ctx.store.served_finish(&handle, &agent.history) {
+        return ToolOutput::error(format!("the turn ran but its history was not stored: {e}"));
+    }
     match r {
         Ok(r) => {
             let v = json!({"answer": r.answer, "session": handle, "steps": r.steps, "stopped": r.stopped,

@@ -24,9 +24,11 @@ impl Store {
             (true, Some(k)) => (audit::CHAIN_SEALED, k.audit_key().to_vec(), true),
             (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY.to_vec(), false),
         };
+        // IMMEDIATE: the write lock first, so tai processes sharing the vault (a server's
+        // workers) wait their turn (busy_timeout) instead of failing on a stale read.
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql("appending to the audit trail"))?;
         let (prev_id, prev_hash): (i64, String) = tx
             .query_row(

@@ -22,6 +22,7 @@ pub mod schema;
 pub mod seal;
 mod sealing;
 mod secrets;
+pub mod served;
 
 use std::cell::RefCell;
 use std::fmt;

@@ -1,7 +1,7 @@
 //! The vault schema as an ordered list of migrations; `PRAGMA user_version` counts those applied.
 
 /// Migration `i` takes a vault from `user_version = i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The version a fully migrated vault has.
 pub const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -26,7 +26,27 @@ pub const ALL_TABLES: &[&str] = &[
     "profiles",
     "meta",
     "conversations",
+    "served_conversations",
+    "served_sessions",
 ];
+
+/// v4: served `chat` conversations by handle (see `served`), shared by every tai process
+/// on the vault: the history (sealed while the seal is on), when it was last used, and
+/// the lease a running turn holds (so a second concurrent turn is told "busy", and a
+/// crashed worker's lease lapses by itself); and the 2025-11-25 sessions the served
+/// HTTP endpoint opened, so any server on the vault accepts them (behind a proxy).
+const V4: &str = r#"
+CREATE TABLE served_conversations (
+    handle       TEXT PRIMARY KEY,
+    history_json NOT NULL,   -- TEXT when unsealed, a sealed BLOB while the seal is on
+    last_seen    INTEGER NOT NULL,
+    lease_until  INTEGER
+);
+CREATE TABLE served_sessions (
+    id        TEXT PRIMARY KEY,
+    last_seen INTEGER NOT NULL
+);
+"#;
 
 /// v3: the audit chain's keying per row (0: v1 SHA-256, 1: public key, 2: the sealed
 /// key; see `audit`), and a stdio server's passthrough list (`env_vars`).

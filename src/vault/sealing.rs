@@ -242,6 +242,7 @@ fn rewrite_sealable(
         )
         .map_err(sql("rewriting a conversation"))?;
     }
+    super::served::rewrite_sealable(tx, &mut f)?;
     for (id, v) in read("SELECT id, content FROM records")? {
         let new = f(&format!("record:{id}"), v)?;
         tx.execute(

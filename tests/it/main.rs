@@ -18,6 +18,8 @@ mod resolver;
 mod secrets;
 mod serve_hostile;
 mod serve_http;
+mod serve_scale;
+mod serve_workers;
 mod server;
 mod support;
 mod trust;

@@ -181,12 +181,19 @@ fn chat_and_completions_through_the_server() {
         ),
         call(5, "ask_user", json!({"question": "anyone?"})),
     ];
-    let run = t.run_stdin(&["--serve-mcp-stdio"], &(lines.join("\n") + "\n"));
-    let replies: Vec<Value> = run
+    // One worker: the scripted model answers the calls in the order they were sent.
+    let run = t.run_stdin(
+        &["--serve-mcp-stdio", "--serve-workers", "1"],
+        &(lines.join("\n") + "\n"),
+    );
+    // Long calls run in workers and may be answered out of order: by id.
+    let mut replies: Vec<Value> = run
         .ok()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    replies.sort_by_key(|r| r["id"].as_i64());
+    assert_eq!(replies.len(), 6, "{replies:?}");
     let text = |i: usize| {
         replies[i]["result"]["content"][0]["text"]
             .as_str()

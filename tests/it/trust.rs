@@ -913,10 +913,12 @@ fn only_a_person_adds_a_server_handed_vault_secrets() {
         ),
     );
     let out = t.run_stdin(&["--serve-mcp-stdio"], &input).ok().to_string();
-    let replies: Vec<Value> = out
+    // mcp_add runs in a worker: the two answers may come in either order (by id).
+    let mut replies: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    replies.sort_by_key(|r| r["id"].as_i64());
     let text = |i: usize| {
         replies[i]["result"]["content"][0]["text"]
             .as_str()

