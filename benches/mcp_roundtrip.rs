@@ -1,11 +1,20 @@
 //! `tools/call` round trips on one persistent connection, side by side in one run:
 //! the raw floor (a bare line over a pipe to the same server), tai's `McpClient` and
-//! the Python SDK's client, over stdio; and tai vs the Python client over HTTP.
+//! the Python SDK's client, over stdio; over Streamable HTTP, the C floor client
+//! (`benches/floor/load_client.c`) and tai's `McpClient` against the same C floor
+//! server (`benches/floor/floor_server.c`, one keep-alive connection), so the only
+//! difference is the client; tai vs the Python client against `tai-stub-mcp-http`; and
+//! the peak resident memory of `tai mcp probe` (ru_maxrss, `benches/floor/peak_rss.c`).
 //!
-//! Run: `tests/peers/install.sh && taskset -c 0 cargo bench --bench mcp_roundtrip`
+//! Run: `tests/peers/install.sh && taskset -c 0 cargo bench --features stubs --bench mcp_roundtrip`
 //! Each row is the median per-call time over ROUNDS rounds of CALLS calls, with the
 //! spread (min..max) of the round medians. The server is `tai-stub-mcp-stdio` /
 //! `tai-stub-mcp-http` (release build), whose own work per call is tiny.
+
+// Shared with serve_throughput, which reads the figures this bench does not.
+#[allow(dead_code)]
+#[path = "floor/mod.rs"]
+mod floor;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -164,6 +173,46 @@ fn row(name: &str, r: &[f64], floor: f64) {
     );
 }
 
+/// The C floor over HTTP: the C load client's per-round median round trips (µs).
+fn c_floor_http(server: &floor::FloorServer, era: &str) -> Vec<f64> {
+    let client = floor::build("load_client");
+    floor::load(
+        &client,
+        server.port,
+        era,
+        "k",
+        "echo",
+        r#"{"text":"ping"}"#,
+        CALLS,
+        ROUNDS,
+        0,
+    )
+    .iter()
+    .map(|r| r.rtt_us)
+    .collect()
+}
+
+/// Peak resident memory (KiB) of `tai mcp probe SOURCE`, three runs: the median.
+fn probe_peak_kib(source: &str) -> f64 {
+    let peak_rss = floor::build("peak_rss");
+    let home = std::env::temp_dir().join(format!("tai-bench-probe-{}", std::process::id()));
+    let mut runs: Vec<f64> = (0..3)
+        .map(|_| {
+            let out = Command::new(&peak_rss)
+                .args([env!("CARGO_BIN_EXE_tai"), "mcp", "probe", source])
+                .env("TAI_HOME", home.join("tai"))
+                .env("TAI_CONFIG", home.join("config.toml"))
+                .stderr(Stdio::null())
+                .output()
+                .expect("run peak_rss");
+            assert!(out.status.success(), "tai mcp probe {source} failed");
+            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&home);
+    median(&mut runs)
+}
+
 fn main() {
     let stub_cmd = format!("{} --era dual", env!("CARGO_BIN_EXE_tai-stub-mcp-stdio"));
     println!("tools/call `echo` round trips, one persistent connection; µs per call");
@@ -194,6 +243,31 @@ fn main() {
     if let Some(p) = python("stdio", &stub_cmd, "2026-07-28") {
         row("Python mcp 2.3.0 client, stdio, 2026-07-28", &p, fm26);
     }
+    let c_floor = floor::FloorServer::start();
+    let floor_url = format!("http://127.0.0.1:{}/mcp", c_floor.port);
+    let on_floor = || {
+        ServerSpec::Http(HttpSpec {
+            url: floor_url.clone(),
+            headers: Vec::new(),
+        })
+    };
+    println!("(HTTP against the C floor server: /floor is against the C client in the same era)");
+    let h25 = c_floor_http(&c_floor, "legacy");
+    let hm25 = median(&mut h25.clone());
+    row("C client -> C floor, HTTP, 2025-11-25", &h25, hm25);
+    row(
+        "tai McpClient -> C floor, HTTP, 2025-11-25",
+        &tai(on_floor(), Era::Legacy),
+        hm25,
+    );
+    let h26 = c_floor_http(&c_floor, "modern");
+    let hm26 = median(&mut h26.clone());
+    row("C client -> C floor, HTTP, 2026-07-28", &h26, hm26);
+    row(
+        "tai McpClient -> C floor, HTTP, 2026-07-28",
+        &tai(on_floor(), Era::Modern),
+        hm26,
+    );
     let stub = HttpStub::start();
     let http = || {
         ServerSpec::Http(HttpSpec {
@@ -216,5 +290,16 @@ fn main() {
     }
     if let Some(p) = python("http", &stub.1, "2026-07-28") {
         row("Python mcp 2.3.0 client, HTTP, 2026-07-28", &p, fm);
+    }
+    println!("\npeak resident memory of `tai mcp probe` (ru_maxrss, median of 3 runs)");
+    for (what, source) in [
+        ("the C floor over HTTP (2026-07-28)", floor_url.clone()),
+        ("tai-stub-mcp-http --era dual", stub.1.clone()),
+        (
+            "tai-stub-mcp-stdio --era dual (with the child)",
+            stub_cmd.clone(),
+        ),
+    ] {
+        println!("{what:<48} {:>6.1} MB", probe_peak_kib(&source) / 1024.0);
     }
 }

@@ -213,8 +213,15 @@ impl Store {
                 });
             }
         }
+        // synchronous = NORMAL (SQLite's setting for WAL): a commit is in the WAL file
+        // before it returns, so a crash of tai loses nothing, but it is not fsynced per
+        // commit (only at checkpoints); a power loss may roll back the newest whole
+        // transactions, never corrupt the file. The fsync per audited call was most of a
+        // served call's time (docs/benchmarks.md). The page cache is held to 512 KiB
+        // (SQLite's default is 2 MiB): the vault is small, and a long-running server
+        // appending audit rows would otherwise fill the whole default cache with them.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; PRAGMA busy_timeout = 5000;",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -512; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; PRAGMA busy_timeout = 5000;",
         )
         .map_err(sql("setting pragmas"))?;
         let mut store = Store {
@@ -266,8 +273,8 @@ impl Store {
 
     pub fn meta_get(&self, key: &str) -> Result<Option<Value>> {
         self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
+            .prepare_cached("SELECT value FROM meta WHERE key = ?1")
+            .and_then(|mut st| st.query_row([key], |r| r.get(0)).optional())
             .map_err(sql("reading meta"))
     }
 
@@ -731,26 +738,26 @@ impl Store {
             .conn
             .transaction()
             .map_err(sql("appending to the audit trail"))?;
+        // Cached statements: a served call appends a row each, so parsing these per call
+        // showed in the profile.
         let (prev_id, prev_hash): (i64, String) = tx
-            .query_row(
-                "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
+            .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
+            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
             .map_err(sql("appending to the audit trail"))?
             .unwrap_or((0, String::new()));
         let id = prev_id + 1;
         let time = now_ms();
         let hash = audit::link(&key, chain, &prev_hash, id, time, &event);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
+        )
+        .and_then(|mut st| {
+            st.execute(params![
                 id, time, event.kind, event.subject, event.arg_digest, event.outcome,
                 event.duration_ms, event.size, event.detail, hash, chain
-            ],
-        )
+            ])
+        })
         .map_err(sql("appending to the audit trail"))?;
         if move_head {
             write_audit_head(&tx, &audit::Head::new(&key, id, &hash))?;
@@ -1016,11 +1023,9 @@ fn rewrite_sealable(
 const AUDIT_HEAD: &str = "audit_head";
 
 fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &audit::Head) -> Result<()> {
-    tx.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-        params![AUDIT_HEAD, head.encode()],
-    )
-    .map_err(sql("moving the audit trail's head"))?;
+    tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+        .and_then(|mut st| st.execute(params![AUDIT_HEAD, head.encode()]))
+        .map_err(sql("moving the audit trail's head"))?;
     Ok(())
 }
 
