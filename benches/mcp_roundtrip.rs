@@ -2,8 +2,8 @@
 //! the raw floor (a bare line over a pipe to the same server), tai's `McpClient` and
 //! the Python SDK's client, over stdio; over Streamable HTTP, the C floor client
 //! (`benches/floor/load_client.c`) and tai's `McpClient` against the same C floor
-//! server (`benches/floor/floor_server.c`, one keep-alive connection), so the only
-//! difference is the client; tai vs the Python client against `tai-stub-mcp-http`; and
+//! server (`benches/floor/floor_server.c`, one keep-alive connection, rounds
+//! interleaved), so the only difference is the client; tai vs the Python client against `tai-stub-mcp-http`; and
 //! the peak resident memory of `tai mcp probe` (ru_maxrss, `benches/floor/peak_rss.c`).
 //!
 //! Run: `tests/peers/install.sh && taskset -c 0 cargo bench --features stubs --bench mcp_roundtrip`
@@ -173,23 +173,56 @@ fn row(name: &str, r: &[f64], floor: f64) {
     );
 }
 
-/// The C floor over HTTP: the C load client's per-round median round trips (µs).
-fn c_floor_http(server: &floor::FloorServer, era: &str) -> Vec<f64> {
-    let client = floor::build("load_client");
-    floor::load(
-        &client,
-        server.port,
-        era,
-        "k",
-        "echo",
-        r#"{"text":"ping"}"#,
-        CALLS,
-        ROUNDS,
-        0,
-    )
-    .iter()
-    .map(|r| r.rtt_us)
-    .collect()
+/// Over HTTP against the C floor server, interleaved round by round so drift hits both
+/// alike: a round of the C client (its own connection, 200 warm-up calls), then a round of
+/// tai's `McpClient` on its persistent connection. Per-round median round trips (µs).
+fn http_vs_floor(server: &floor::FloorServer, era: Era) -> (Vec<f64>, Vec<f64>) {
+    let load_client = floor::build("load_client");
+    let spec = ServerSpec::Http(HttpSpec {
+        url: format!("http://127.0.0.1:{}/mcp", server.port),
+        headers: Vec::new(),
+    });
+    let mut client =
+        McpClient::connect(&spec, EraChoice::Pinned(era), Timeouts::default()).expect("connect");
+    let mut args = Map::new();
+    args.insert("text".into(), Value::from("ping"));
+    let mut call = || {
+        let res = client.call_tool("echo", args.clone()).expect("call");
+        assert!(!res.is_error);
+    };
+    for _ in 0..200 {
+        call(); // warm-up
+    }
+    let era_name = if era == Era::Modern {
+        "modern"
+    } else {
+        "legacy"
+    };
+    let (mut c, mut t) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let round = floor::load(
+            &load_client,
+            server.port,
+            era_name,
+            "k",
+            "echo",
+            r#"{"text":"ping"}"#,
+            CALLS,
+            1,
+            0,
+        );
+        c.extend(round.iter().map(|r| r.rtt_us));
+        let mut took: Vec<f64> = (0..CALLS)
+            .map(|_| {
+                let t0 = Instant::now();
+                call();
+                t0.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        t.push(median(&mut took));
+    }
+    client.close();
+    (c, t)
 }
 
 /// Peak resident memory (KiB) of `tai mcp probe SOURCE`, three runs: the median.
@@ -245,29 +278,15 @@ fn main() {
     }
     let c_floor = floor::FloorServer::start();
     let floor_url = format!("http://127.0.0.1:{}/mcp", c_floor.port);
-    let on_floor = || {
-        ServerSpec::Http(HttpSpec {
-            url: floor_url.clone(),
-            headers: Vec::new(),
-        })
-    };
-    println!("(HTTP against the C floor server: /floor is against the C client in the same era)");
-    let h25 = c_floor_http(&c_floor, "legacy");
-    let hm25 = median(&mut h25.clone());
-    row("C client -> C floor, HTTP, 2025-11-25", &h25, hm25);
-    row(
-        "tai McpClient -> C floor, HTTP, 2025-11-25",
-        &tai(on_floor(), Era::Legacy),
-        hm25,
+    println!(
+        "(HTTP against the C floor server, rounds interleaved: /floor is against the C client in the same era)"
     );
-    let h26 = c_floor_http(&c_floor, "modern");
-    let hm26 = median(&mut h26.clone());
-    row("C client -> C floor, HTTP, 2026-07-28", &h26, hm26);
-    row(
-        "tai McpClient -> C floor, HTTP, 2026-07-28",
-        &tai(on_floor(), Era::Modern),
-        hm26,
-    );
+    for (era, label) in [(Era::Legacy, "2025-11-25"), (Era::Modern, "2026-07-28")] {
+        let (c, t) = http_vs_floor(&c_floor, era);
+        let cm = median(&mut c.clone());
+        row(&format!("C client -> C floor, HTTP, {label}"), &c, cm);
+        row(&format!("tai McpClient -> C floor, HTTP, {label}"), &t, cm);
+    }
     let stub = HttpStub::start();
     let http = || {
         ServerSpec::Http(HttpSpec {
