@@ -1,11 +1,20 @@
 //! `tools/call` round trips on one persistent connection, side by side in one run:
 //! the raw floor (a bare line over a pipe to the same server), tai's `McpClient` and
-//! the Python SDK's client, over stdio; and tai vs the Python client over HTTP.
+//! the Python SDK's client, over stdio; over Streamable HTTP, the C floor client
+//! (`benches/floor/load_client.c`) and tai's `McpClient` against the same C floor
+//! server (`benches/floor/floor_server.c`, one keep-alive connection, rounds
+//! interleaved), so the only difference is the client; tai vs the Python client against `tai-stub-mcp-http`; and
+//! the peak resident memory of `tai mcp probe` (ru_maxrss, `benches/floor/peak_rss.c`).
 //!
-//! Run: `tests/peers/install.sh && taskset -c 0 cargo bench --bench mcp_roundtrip`
+//! Run: `tests/peers/install.sh && taskset -c 0 cargo bench --features stubs --bench mcp_roundtrip`
 //! Each row is the median per-call time over ROUNDS rounds of CALLS calls, with the
 //! spread (min..max) of the round medians. The server is `tai-stub-mcp-stdio` /
 //! `tai-stub-mcp-http` (release build), whose own work per call is tiny.
+
+// Shared with serve_throughput, which reads the figures this bench does not.
+#[allow(dead_code)]
+#[path = "floor/mod.rs"]
+mod floor;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -164,6 +173,79 @@ fn row(name: &str, r: &[f64], floor: f64) {
     );
 }
 
+/// Over HTTP against the C floor server, interleaved round by round so drift hits both
+/// alike: a round of the C client (its own connection, 200 warm-up calls), then a round of
+/// tai's `McpClient` on its persistent connection. Per-round median round trips (µs).
+fn http_vs_floor(server: &floor::FloorServer, era: Era) -> (Vec<f64>, Vec<f64>) {
+    let load_client = floor::build("load_client");
+    let spec = ServerSpec::Http(HttpSpec {
+        url: format!("http://127.0.0.1:{}/mcp", server.port),
+        headers: Vec::new(),
+    });
+    let mut client =
+        McpClient::connect(&spec, EraChoice::Pinned(era), Timeouts::default()).expect("connect");
+    let mut args = Map::new();
+    args.insert("text".into(), Value::from("ping"));
+    let mut call = || {
+        let res = client.call_tool("echo", args.clone()).expect("call");
+        assert!(!res.is_error);
+    };
+    for _ in 0..200 {
+        call(); // warm-up
+    }
+    let era_name = if era == Era::Modern {
+        "modern"
+    } else {
+        "legacy"
+    };
+    let (mut c, mut t) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let round = floor::load(
+            &load_client,
+            server.port,
+            era_name,
+            "k",
+            "echo",
+            r#"{"text":"ping"}"#,
+            CALLS,
+            1,
+            0,
+        );
+        c.extend(round.iter().map(|r| r.rtt_us));
+        let mut took: Vec<f64> = (0..CALLS)
+            .map(|_| {
+                let t0 = Instant::now();
+                call();
+                t0.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        t.push(median(&mut took));
+    }
+    client.close();
+    (c, t)
+}
+
+/// Peak resident memory (KiB) of `tai mcp probe SOURCE`, three runs: the median.
+fn probe_peak_kib(source: &str) -> f64 {
+    let peak_rss = floor::build("peak_rss");
+    let home = std::env::temp_dir().join(format!("tai-bench-probe-{}", std::process::id()));
+    let mut runs: Vec<f64> = (0..3)
+        .map(|_| {
+            let out = Command::new(&peak_rss)
+                .args([env!("CARGO_BIN_EXE_tai"), "mcp", "probe", source])
+                .env("TAI_HOME", home.join("tai"))
+                .env("TAI_CONFIG", home.join("config.toml"))
+                .stderr(Stdio::null())
+                .output()
+                .expect("run peak_rss");
+            assert!(out.status.success(), "tai mcp probe {source} failed");
+            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&home);
+    median(&mut runs)
+}
+
 fn main() {
     let stub_cmd = format!("{} --era dual", env!("CARGO_BIN_EXE_tai-stub-mcp-stdio"));
     println!("tools/call `echo` round trips, one persistent connection; µs per call");
@@ -194,6 +276,17 @@ fn main() {
     if let Some(p) = python("stdio", &stub_cmd, "2026-07-28") {
         row("Python mcp 2.3.0 client, stdio, 2026-07-28", &p, fm26);
     }
+    let c_floor = floor::FloorServer::start();
+    let floor_url = format!("http://127.0.0.1:{}/mcp", c_floor.port);
+    println!(
+        "(HTTP against the C floor server, rounds interleaved: /floor is against the C client in the same era)"
+    );
+    for (era, label) in [(Era::Legacy, "2025-11-25"), (Era::Modern, "2026-07-28")] {
+        let (c, t) = http_vs_floor(&c_floor, era);
+        let cm = median(&mut c.clone());
+        row(&format!("C client -> C floor, HTTP, {label}"), &c, cm);
+        row(&format!("tai McpClient -> C floor, HTTP, {label}"), &t, cm);
+    }
     let stub = HttpStub::start();
     let http = || {
         ServerSpec::Http(HttpSpec {
@@ -216,5 +309,16 @@ fn main() {
     }
     if let Some(p) = python("http", &stub.1, "2026-07-28") {
         row("Python mcp 2.3.0 client, HTTP, 2026-07-28", &p, fm);
+    }
+    println!("\npeak resident memory of `tai mcp probe` (ru_maxrss, median of 3 runs)");
+    for (what, source) in [
+        ("the C floor over HTTP (2026-07-28)", floor_url.clone()),
+        ("tai-stub-mcp-http --era dual", stub.1.clone()),
+        (
+            "tai-stub-mcp-stdio --era dual (with the child)",
+            stub_cmd.clone(),
+        ),
+    ] {
+        println!("{what:<48} {:>6.1} MB", probe_peak_kib(&source) / 1024.0);
     }
 }

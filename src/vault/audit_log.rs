@@ -30,26 +30,26 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql("appending to the audit trail"))?;
+        // Cached statements: a served call appends a row each, so parsing these per call
+        // showed in the profile.
         let (prev_id, prev_hash): (i64, String) = tx
-            .query_row(
-                "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
+            .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
+            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
             .map_err(sql("appending to the audit trail"))?
             .unwrap_or((0, String::new()));
         let id = prev_id + 1;
         let time = now_ms();
         let hash = audit::link(&key, chain, &prev_hash, id, time, &event);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
+        )
+        .and_then(|mut st| {
+            st.execute(params![
                 id, time, event.kind, event.subject, event.arg_digest, event.outcome,
                 event.duration_ms, event.size, event.detail, hash, chain
-            ],
-        )
+            ])
+        })
         .map_err(sql("appending to the audit trail"))?;
         if move_head {
             write_audit_head(&tx, &audit::Head::new(&key, id, &hash))?;
@@ -115,11 +115,9 @@ impl Store {
 const AUDIT_HEAD: &str = "audit_head";
 
 fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &audit::Head) -> Result<()> {
-    tx.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-        params![AUDIT_HEAD, head.encode()],
-    )
-    .map_err(sql("moving the audit trail's head"))?;
+    tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+        .and_then(|mut st| st.execute(params![AUDIT_HEAD, head.encode()]))
+        .map_err(sql("moving the audit trail's head"))?;
     Ok(())
 }
 
