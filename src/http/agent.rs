@@ -111,7 +111,7 @@ impl<T: Transport> InterruptibleTransport<T> {
 fn steady_write_timeout(timeout: NextTimeout) -> NextTimeout {
     use ureq::unversioned::transport::time::Duration as Until;
     match timeout.after {
-        Until::Exact(d) if d >= Duration::from_secs(2) => NextTimeout {
+        Until::Exact(d) if d >= crate::limits::STEADY_WRITE_TIMEOUT_FROM => NextTimeout {
             after: Until::Exact(Duration::from_secs(d.as_secs())),
             ..timeout
         },

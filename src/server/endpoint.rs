@@ -115,8 +115,7 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// A session in use is re-confirmed in the vault (and marked seen there) at most this often.
-const SESSION_SYNC_EVERY: Duration = Duration::from_secs(30);
+use crate::limits::serve::SESSION_SYNC_EVERY;
 
 /// When a session was last used here, and last confirmed in the vault.
 struct Seen {

@@ -14,8 +14,7 @@ use super::endpoint::{Answer, Endpoint, HttpReply};
 use super::http::Limits;
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
 
-/// A request head, or input pipelined behind a waiting request, at most.
-pub(super) const MAX_HEADER_BYTES: usize = 64 * 1024;
+pub(super) use crate::limits::serve::MAX_HEADER_BYTES;
 
 /// A connection's place in the request/response cycle.
 pub(super) enum Phase {

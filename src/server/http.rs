@@ -50,17 +50,17 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            request: Duration::from_secs(10),
-            idle: Duration::from_secs(60),
-            unauthenticated: Duration::from_secs(5),
-            write: Duration::from_secs(10),
-            listen_idle: Duration::from_secs(600),
-            keepalive: Duration::from_secs(15),
-            max_connections: 64,
-            unauthenticated_slots: 16,
-            per_peer: 32,
-            outbox: 1024 * 1024,
-            listen_outbox: 64 * 1024,
+            request: serve::REQUEST_TIMEOUT,
+            idle: serve::IDLE_TIMEOUT,
+            unauthenticated: serve::UNAUTHENTICATED_TIMEOUT,
+            write: serve::WRITE_TIMEOUT,
+            listen_idle: serve::LISTEN_IDLE,
+            keepalive: serve::KEEPALIVE,
+            max_connections: serve::MAX_CONNECTIONS,
+            unauthenticated_slots: serve::UNAUTHENTICATED_SLOTS,
+            per_peer: serve::PER_PEER,
+            outbox: serve::OUTBOX,
+            listen_outbox: serve::LISTEN_OUTBOX,
         }
     }
 }
@@ -89,11 +89,7 @@ impl Limits {
     }
 }
 
-/// How long a refused or finished connection may still send (discarded) before it is
-/// closed, so the answer reaches the client instead of a reset.
-const CLOSE_GRACE: Duration = Duration::from_secs(1);
-/// Connections accepted per poll round: the earlier ones are read before more arrive.
-const ACCEPTS_PER_ROUND: usize = 16;
+use crate::limits::serve::{self, ACCEPTS_PER_ROUND, CLOSE_GRACE};
 /// The longest the loop sleeps in `poll` before it checks deadlines and the stop flag.
 const POLL_ROUND_MS: u16 = 100;
 
@@ -295,7 +291,7 @@ pub fn serve(
         if matches!(c.ex.phase, Phase::Listening { .. }) {
             c.ex.end_stream();
             let _ = c.stream.set_nonblocking(false);
-            let _ = c.stream.set_write_timeout(Some(Duration::from_secs(1)));
+            let _ = c.stream.set_write_timeout(Some(CLOSE_GRACE));
             let _ = c.stream.write_all(&c.ex.output);
         }
     }

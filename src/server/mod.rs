@@ -68,9 +68,7 @@ pub const LONG_TOOLS: &[&str] = &[
     "glob",
 ];
 
-/// How long past the turn's own deadline a `chat` lease on a conversation lasts: a worker
-/// that crashed mid-turn frees the handle by itself after this.
-const LEASE_MARGIN: Duration = Duration::from_secs(30);
+use crate::limits::serve::LEASE_MARGIN;
 
 /// Whether `msg` is a `tools/call` of one of the [`LONG_TOOLS`].
 pub fn runs_long(msg: &Message) -> bool {
@@ -225,8 +223,7 @@ pub fn envelope_fault(params: Option<&Value>) -> Option<ErrorObject> {
         })
 }
 
-/// How long a 2026-07-28 client may cache a list or the discovery (one hour).
-const LIST_TTL_MS: u64 = 3_600_000;
+use crate::limits::serve::LIST_TTL_MS;
 
 /// A client request's method, parsed once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

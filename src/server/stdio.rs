@@ -12,10 +12,10 @@ use std::time::Instant;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::worker::{Job, Pool};
-use super::{McpServer, claimed_version, conversation_key, runs_long};
+use super::{McpServer, conversation_key, runs_long};
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
-use crate::mcp::era::Era;
+use crate::mcp::era::{self, Era, MODERN_VERSION};
 use crate::mcp::methods;
 use crate::mcp::ndjson::{Frame, LineSplitter};
 
@@ -187,14 +187,15 @@ fn route(line: &[u8], era: &mut Option<Era>) -> Route {
     match parsed {
         Err(error) => Route::Reply(Some(Message::Error { id: None, error })),
         Ok(msg) => {
-            let claimed = match &msg {
+            // The era of this message (stdio has no headers, so it never fails).
+            let this = match &msg {
                 Message::Request { params, .. } | Message::Notification { params, .. } => {
-                    claimed_version(params.as_ref()).is_some()
+                    era::of_request(params.as_ref(), None).unwrap_or(Era::Legacy)
                 }
-                _ => false,
+                _ => Era::Legacy,
             };
+            let claimed = this == Era::Modern;
             let is_request = matches!(msg, Message::Request { .. });
-            let this = if claimed { Era::Modern } else { Era::Legacy };
             match *era {
                 None if is_request => {
                     *era = Some(this);
@@ -208,9 +209,9 @@ fn route(line: &[u8], era: &mut Option<Era>) -> Route {
                             id: Some(id),
                             error: ErrorObject::new(
                                 code::UNSUPPORTED_PROTOCOL_VERSION,
-                                "this connection speaks 2026-07-28",
+                                format!("this connection speaks {MODERN_VERSION}"),
                             )
-                            .with_data(serde_json::json!({"supported": ["2026-07-28"]})),
+                            .with_data(serde_json::json!({"supported": [MODERN_VERSION]})),
                         }),
                         _ => None,
                     })

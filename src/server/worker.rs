@@ -31,11 +31,10 @@ use crate::mcp::era::Era;
 /// The hidden argument that makes `tai` a worker (never typed by a person).
 pub const WORKER_ARG: &str = "--serve-worker";
 /// Workers running at once unless `--serve-workers N` (or `serve_workers`) says otherwise.
-pub const DEFAULT_WORKERS: usize = 4;
-/// A worker lives this much past its call's own deadline before it is ended.
-const DEADLINE_MARGIN: Duration = Duration::from_secs(10);
-/// Between SIGTERM and SIGKILL when a worker is ended.
-const STOP_GRACE: Duration = Duration::from_millis(300);
+pub const DEFAULT_WORKERS: usize = crate::limits::serve::WORKERS;
+use crate::limits::serve::{
+    WORKER_DEADLINE_MARGIN as DEADLINE_MARGIN, WORKER_STOP_GRACE as STOP_GRACE,
+};
 /// A reply a worker writes at most (a tool's output is capped far below this).
 const MAX_REPLY: usize = 4 * MCP_HTTP_MAX_BODY;
 /// What of a worker's stderr is kept for the server's log.
