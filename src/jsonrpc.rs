@@ -8,6 +8,11 @@ pub mod code {
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// The implementation-defined server error (HTTP-level refusals carry it).
+    pub const SERVER_ERROR: i64 = -32000;
+    /// 2025-11-25 Streamable HTTP: the `Mcp-Session-Id` is unknown (HTTP 404).
+    pub const SESSION_NOT_FOUND: i64 = -32001;
     /// 2026: HTTP headers disagree with the body.
     pub const HEADER_MISMATCH: i64 = -32020;
     /// 2026: the request needs a client capability it did not declare.

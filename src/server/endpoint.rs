@@ -18,6 +18,66 @@ use crate::mcp::caps::MCP_HTTP_MAX_BODY;
 use crate::mcp::era::Era;
 use crate::mcp::methods;
 
+/// Why the endpoint itself answers with an error (not the dispatcher): each kind's HTTP
+/// status and JSON-RPC code, in one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// Conflicting or malformed framing (Content-Length, Transfer-Encoding).
+    BadFraming,
+    /// A transfer coding other than chunked.
+    UnsupportedCoding,
+    /// A body over MCP_HTTP_MAX_BODY.
+    TooLarge,
+    /// Every worker slot is taken (sent with Retry-After).
+    Busy,
+    /// A worker could not be started.
+    Internal,
+    /// A waiting call was ended (cancelled, its session deleted).
+    Ended,
+    /// An Origin that is not a loopback origin.
+    ForeignOrigin,
+    /// A Host that is not the server's address (or a name in TAI_MCP_HOSTS).
+    ForeignHost,
+    /// No or a wrong server key.
+    Unauthorized,
+    /// Anything but POST (and GET/DELETE where they mean something).
+    MethodNotAllowed,
+    /// 2025-11-25: a request after initialize without `Mcp-Session-Id`.
+    NoSession,
+    /// 2025-11-25: an `Mcp-Session-Id` this server (and the vault) does not know.
+    UnknownSession,
+    /// The body is not JSON.
+    Parse,
+    /// JSON, but not a JSON-RPC message.
+    InvalidRequest,
+    /// 2026-07-28: the `Mcp-*` headers disagree with the body.
+    HeaderMismatch,
+    /// 2026-07-28: `_meta` without its protocol version or client capabilities.
+    IncompleteEnvelope,
+}
+
+impl Refusal {
+    fn status_and_code(self) -> (u16, i64) {
+        match self {
+            Refusal::BadFraming => (400, code::SERVER_ERROR),
+            Refusal::UnsupportedCoding => (501, code::SERVER_ERROR),
+            Refusal::TooLarge => (413, code::SERVER_ERROR),
+            Refusal::Busy => (503, code::SERVER_ERROR),
+            Refusal::Internal => (500, code::INTERNAL_ERROR),
+            Refusal::Ended => (200, code::SERVER_ERROR),
+            Refusal::ForeignOrigin | Refusal::ForeignHost => (403, code::SERVER_ERROR),
+            Refusal::Unauthorized => (401, code::SERVER_ERROR),
+            Refusal::MethodNotAllowed => (405, code::SERVER_ERROR),
+            Refusal::NoSession => (400, code::SERVER_ERROR),
+            Refusal::UnknownSession => (404, code::SESSION_NOT_FOUND),
+            Refusal::Parse => (400, code::PARSE_ERROR),
+            Refusal::InvalidRequest => (400, code::INVALID_REQUEST),
+            Refusal::HeaderMismatch => (400, code::HEADER_MISMATCH),
+            Refusal::IncompleteEnvelope => (400, code::INVALID_PARAMS),
+        }
+    }
+}
+
 /// One HTTP answer.
 pub struct HttpReply {
     pub status: u16,
@@ -38,7 +98,8 @@ impl HttpReply {
         }
     }
 
-    fn rpc_error(status: u16, id: Option<&Value>, code: i64, msg: &str) -> HttpReply {
+    fn refuse(kind: Refusal, id: Option<&Value>, msg: &str) -> HttpReply {
+        let (status, code) = kind.status_and_code();
         HttpReply::json(
             status,
             &json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {"code": code, "message": msg}}),
@@ -249,7 +310,7 @@ pub fn bearer_token(value: &str) -> Option<&str> {
 
 /// How a request's body is framed, from its head alone: `Err` is the refusal.
 fn framing(req: &Request<()>) -> Result<Option<u64>, HttpReply> {
-    let bad = |msg: &str| HttpReply::rpc_error(400, None, -32000, msg);
+    let bad = |msg: &str| HttpReply::refuse(Refusal::BadFraming, None, msg);
     let lengths: Vec<&str> = req
         .headers()
         .get_all("content-length")
@@ -276,10 +337,9 @@ fn framing(req: &Request<()>) -> Result<Option<u64>, HttpReply> {
     }
     if !codings.is_empty() {
         if codings != ["chunked"] {
-            return Err(HttpReply::rpc_error(
-                501,
+            return Err(HttpReply::refuse(
+                Refusal::UnsupportedCoding,
                 None,
-                -32000,
                 "Not Implemented: the only transfer coding accepted is chunked",
             ));
         }
@@ -299,10 +359,9 @@ fn framing(req: &Request<()>) -> Result<Option<u64>, HttpReply> {
         length = Some(n);
     }
     if length.is_some_and(|n| n > MCP_HTTP_MAX_BODY as u64) {
-        return Err(HttpReply::rpc_error(
-            413,
+        return Err(HttpReply::refuse(
+            Refusal::TooLarge,
             None,
-            -32000,
             "Payload Too Large: over MCP_HTTP_MAX_BODY",
         ));
     }
@@ -387,10 +446,9 @@ impl Endpoint {
         let server = &self.server;
         let pool = self.workers.as_mut()?;
         if pool.is_full() {
-            let mut r = HttpReply::rpc_error(
-                503,
+            let mut r = HttpReply::refuse(
+                Refusal::Busy,
                 raw_id,
-                -32000,
                 &format!(
                     "Service Unavailable: {} long calls are running, the most this server runs at once (--serve-workers); try again in {RETRY_AFTER_SECS}s",
                     pool.cap
@@ -405,10 +463,9 @@ impl Endpoint {
         let deadline = Instant::now() + server.chat_timeout;
         match pool.start((conn, era), &job, id.clone(), key, deadline) {
             Ok(()) => Some(Answer::Later),
-            Err(e) => Some(Answer::Now(HttpReply::rpc_error(
-                500,
+            Err(e) => Some(Answer::Now(HttpReply::refuse(
+                Refusal::Internal,
                 raw_id,
-                -32603,
                 &format!("Internal error: {e}"),
             ))),
         }
@@ -426,7 +483,7 @@ impl Endpoint {
         let ended: Vec<_> = pool
             .cancel(|r| which(r))
             .into_iter()
-            .map(|(conn, _)| (conn, HttpReply::rpc_error(200, None, -32000, why)))
+            .map(|(conn, _)| (conn, HttpReply::refuse(Refusal::Ended, None, why)))
             .collect();
         self.decided.extend(ended);
     }
@@ -478,29 +535,26 @@ impl Endpoint {
         if let Some(origin) = header("origin")
             && !loopback_origin(origin)
         {
-            return Err(HttpReply::rpc_error(
-                403,
+            return Err(HttpReply::refuse(
+                Refusal::ForeignOrigin,
                 None,
-                -32000,
                 "Forbidden: the Origin is not a loopback origin",
             ));
         }
         if let Some(allowed) = &self.host_check
             && !header("host").is_some_and(|h| host_allowed(h, allowed))
         {
-            return Err(HttpReply::rpc_error(
-                403,
+            return Err(HttpReply::refuse(
+                Refusal::ForeignHost,
                 None,
-                -32000,
                 "Forbidden: the Host must be the server's IP address (or a name in TAI_MCP_HOSTS)",
             ));
         }
         let token = header("authorization").and_then(bearer_token).unwrap_or("");
         if !same_secret(token.as_bytes(), self.key.as_bytes()) {
-            let mut r = HttpReply::rpc_error(
-                401,
+            let mut r = HttpReply::refuse(
+                Refusal::Unauthorized,
                 None,
-                -32000,
                 "Unauthorized: send Authorization: Bearer KEY",
             );
             r.headers.push(("www-authenticate", "Bearer".into()));
@@ -509,10 +563,9 @@ impl Endpoint {
         match req.method().as_str() {
             "POST" | "DELETE" => Ok(()),
             _ => {
-                let mut r = HttpReply::rpc_error(
-                    405,
+                let mut r = HttpReply::refuse(
+                    Refusal::MethodNotAllowed,
                     None,
-                    -32000,
                     "Method not allowed: POST a JSON-RPC message",
                 );
                 r.headers.push(("allow", "POST, DELETE".into()));
@@ -550,11 +603,10 @@ impl Endpoint {
                     });
                     HttpReply::empty(200)
                 }
-                Some(_) => HttpReply::rpc_error(404, None, -32001, "Session not found"),
-                None => HttpReply::rpc_error(
-                    400,
+                Some(_) => HttpReply::refuse(Refusal::UnknownSession, None, "Session not found"),
+                None => HttpReply::refuse(
+                    Refusal::NoSession,
                     None,
-                    -32000,
                     "Bad Request: Mcp-Session-Id header is required",
                 ),
             });
@@ -562,10 +614,9 @@ impl Endpoint {
         let value: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
-                return Ok(HttpReply::rpc_error(
-                    400,
+                return Ok(HttpReply::refuse(
+                    Refusal::Parse,
                     None,
-                    code::PARSE_ERROR,
                     &format!("Parse error: {e}"),
                 ));
             }
@@ -574,10 +625,9 @@ impl Endpoint {
         let msg = match Message::from_value(value) {
             Ok(m) => m,
             Err(e) => {
-                return Ok(HttpReply::rpc_error(
-                    400,
+                return Ok(HttpReply::refuse(
+                    Refusal::InvalidRequest,
                     raw_id.as_ref(),
-                    code::INVALID_REQUEST,
                     &e.0,
                 ));
             }
@@ -597,10 +647,9 @@ impl Endpoint {
             Some(version) => {
                 // 2026-07-28: stateless; the headers must agree with the body.
                 let mismatch = |what: &str| {
-                    HttpReply::rpc_error(
-                        400,
+                    HttpReply::refuse(
+                        Refusal::HeaderMismatch,
                         raw_id.as_ref(),
-                        code::HEADER_MISMATCH,
                         &format!("Header mismatch: {what}"),
                     )
                 };
@@ -646,10 +695,9 @@ impl Endpoint {
                 .is_some_and(|v| Era::of_version(v) == Era::Modern) =>
             {
                 // A modern version in the header, but no envelope in the body.
-                Ok(HttpReply::rpc_error(
-                    400,
+                Ok(HttpReply::refuse(
+                    Refusal::IncompleteEnvelope,
                     raw_id.as_ref(),
-                    code::INVALID_PARAMS,
                     "params._meta must carry io.modelcontextprotocol/protocolVersion and clientCapabilities",
                 ))
             }
@@ -673,18 +721,16 @@ impl Endpoint {
                     return Ok(r);
                 }
                 let Some(s) = session else {
-                    return Ok(HttpReply::rpc_error(
-                        400,
+                    return Ok(HttpReply::refuse(
+                        Refusal::NoSession,
                         raw_id.as_ref(),
-                        -32000,
                         "Bad Request: Mcp-Session-Id header is required",
                     ));
                 };
                 if !self.session_open(&s, now) {
-                    return Ok(HttpReply::rpc_error(
-                        404,
+                    return Ok(HttpReply::refuse(
+                        Refusal::UnknownSession,
                         raw_id.as_ref(),
-                        -32001,
                         "Session not found",
                     ));
                 }
