@@ -315,17 +315,14 @@ impl Context {
             profile: raw.profile.clone(),
             approval: raw.approval,
         };
-        let mut config = config::resolve(
+        let config = config::resolve_with_profiles(
             &paths,
             file.as_ref(),
             &config::process_env,
             &flags,
             current.as_deref(),
-            |name| rows.iter().find(|r| r.name == name).cloned(),
+            &rows,
         );
-        config
-            .known_profiles
-            .extend(rows.iter().map(|r| r.name.clone()));
         // An unknown profile is an error everywhere (it would enable servers for a phantom),
         // except in `tai profile`, where it is made or repaired.
         let known = config.knows_profile(&config.profile);

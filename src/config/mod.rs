@@ -182,6 +182,25 @@ pub struct FlagSettings {
     pub approval: Approval,
 }
 
+/// [`resolve`] against the vault's stored profiles: the chosen one's row applied, and every
+/// stored name known (so `--profile NAME` of a stored profile is not "unknown").
+pub fn resolve_with_profiles(
+    paths: &Paths,
+    file: Option<&ConfigFile>,
+    env: &dyn Env,
+    flags: &FlagSettings,
+    stored_current: Option<&str>,
+    rows: &[ProfileRow],
+) -> Config {
+    let mut config = resolve(paths, file, env, flags, stored_current, |name| {
+        rows.iter().find(|r| r.name == name).cloned()
+    });
+    config
+        .known_profiles
+        .extend(rows.iter().map(|r| r.name.clone()));
+    config
+}
+
 /// Resolve the config. `file` is the parsed config file (`None` when absent);
 /// `stored_current` is the profile `tai profile use` recorded in the vault;
 /// `stored_profile` is the vault row of the chosen profile, when it has one.

@@ -412,17 +412,14 @@ fn answer(job: Job) -> Result<Option<Message>, String> {
         profile: Some(job.profile),
         ..FlagSettings::default()
     };
-    let mut config = config::resolve(
+    let config = config::resolve_with_profiles(
         &paths,
         file.as_ref(),
         &env,
         &flags,
         current.as_deref(),
-        |name| rows.iter().find(|r| r.name == name).cloned(),
+        &rows,
     );
-    config
-        .known_profiles
-        .extend(rows.iter().map(|r| r.name.clone()));
     let message = Message::from_value(job.message).map_err(|e| e.0)?;
     let mut server = McpServer::new(store, config);
     server.serve_only(job.serve_only);

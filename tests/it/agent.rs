@@ -186,13 +186,7 @@ fn ctrl_c_stops_the_turn_and_continue_resumes() {
     let run = t.run(&["--continue", "-p", "second question"]);
     assert_eq!(run.ok(), "resumed\n");
     let last = model.requests().pop().unwrap();
-    let users: Vec<&str> = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
+    let users = crate::support::user_messages(&last);
     assert_eq!(users, ["first question", "second question"]);
 }
 

@@ -646,13 +646,7 @@ fn chat_handles_and_completions_over_http() {
         (second["answer"].as_str(), second["session"].as_str()),
         (Some("second answer"), Some(handle.as_str()))
     );
-    let users: Vec<String> = model.requests()[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect();
+    let users = crate::support::user_messages(&model.requests()[1]);
     assert_eq!(
         users,
         ["hello", "again"],

@@ -231,13 +231,7 @@ fn two_servers_on_one_vault_behind_nginx_continue_one_conversation() {
         ran_on(3),
         "both turns ran on one server: nginx did not spread them"
     );
-    let users: Vec<&str> = reqs[3]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
+    let users = crate::support::user_messages(&reqs[3]);
     assert_eq!(
         users,
         ["hello", "again"],

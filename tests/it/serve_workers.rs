@@ -433,13 +433,7 @@ fn a_conversation_continues_after_a_restart_and_a_busy_handle_is_refused() {
         (v["answer"].as_str(), v["session"].as_str()),
         (Some("after the restart"), Some(handle.as_str()))
     );
-    let users: Vec<String> = model.requests()[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect();
+    let users = crate::support::user_messages(&model.requests()[1]);
     assert_eq!(
         users,
         ["remember me", "still there?"],

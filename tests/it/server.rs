@@ -211,13 +211,7 @@ fn chat_and_completions_through_the_server() {
         "the MCP session keeps one conversation"
     );
     let reqs = model.requests();
-    let users: Vec<&str> = reqs[2]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
+    let users = crate::support::user_messages(&reqs[2]);
     assert_eq!(users, ["what is in the directory?", "and what did I ask?"]);
     assert_eq!(
         (text(3).as_str(), replies[3]["result"]["isError"].as_bool()),

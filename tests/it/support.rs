@@ -434,3 +434,19 @@ impl Drop for ModelStub {
         let _ = self.child.wait();
     }
 }
+
+/// The `user` messages' texts of a request the model stub recorded, in order.
+pub fn user_messages(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .expect("a chat request has messages")
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["content"]
+                .as_str()
+                .expect("a user message is text")
+                .to_string()
+        })
+        .collect()
+}
