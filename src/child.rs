@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
+use std::os::fd::BorrowedFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -34,6 +35,12 @@ pub struct Launch<'a> {
     pub cwd: Option<&'a Path>,
     /// A pipe to the child's stdin (else /dev/null).
     pub stdin: bool,
+    /// A socket for the child's stdin AND stdout instead of pipes (`stdin` is then
+    /// ignored). Unlike a pipe, a socket cannot be opened again through
+    /// `/proc/<child>/fd/…` by another process of the same user, in the moment after
+    /// `execve` before the child makes itself undumpable (a served worker's job carries
+    /// secrets).
+    pub channel: Option<BorrowedFd<'a>>,
 }
 
 /// Children started here that are still tai's to wait for (never swept as orphans).
@@ -71,6 +78,10 @@ pub fn start(launch: &Launch<'_>) -> io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(fd) = launch.channel {
+        cmd.stdin(Stdio::from(fd.try_clone_to_owned()?))
+            .stdout(Stdio::from(fd.try_clone_to_owned()?));
+    }
     cmd.env_clear().envs(launch.env.iter().map(|(k, v)| (k, v)));
     if let Some(d) = launch.cwd {
         cmd.current_dir(d);
@@ -309,6 +320,7 @@ mod tests {
             env: &[("PATH".into(), "/usr/bin:/bin".into())],
             cwd: None,
             stdin: false,
+            channel: None,
         })
         .unwrap();
         let mut line = String::new();

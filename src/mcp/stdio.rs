@@ -86,6 +86,7 @@ impl McpStdioTransport {
             env: &environment,
             cwd: spec.cwd.as_deref(),
             stdin: true,
+            channel: None,
         })
         .map_err(|e| {
             let hint = if e.kind() == ErrorKind::NotFound {

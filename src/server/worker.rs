@@ -3,10 +3,14 @@
 //! `tai --serve-worker` through the one child-process driver (`child`), in its own process
 //! group, with tai's environment minus its secrets (`child_env::for_worker`), and writes the
 //! job as JSON on its stdin, the secrets the worker needs (API key, vault passphrase) in
-//! it. The worker opens the vault, resolves the same profile and runs the call through the
-//! very same dispatcher and trust gate (`McpServer::handle`, entrance `Network`), then
-//! writes the JSON-RPC reply on stdout and exits. The loop polls the workers' pipes beside
-//! its connections and hands each finished reply to whoever waits for it.
+//! it. Its stdin and stdout are one end of a socket pair, not pipes: another process of
+//! the same user cannot open a socket again through `/proc/<worker>/fd/…` in the moment
+//! before the worker makes itself undumpable, so it can neither read the job nor hold the
+//! reply open. The worker opens the vault, resolves the same profile and runs the call
+//! through the very same dispatcher and trust gate (`McpServer::handle`, entrance
+//! `Network`), then writes the JSON-RPC reply on stdout and exits; it dies with the server
+//! (`PR_SET_PDEATHSIG`). The loop polls the workers' sockets beside its connections and
+//! hands each finished reply to whoever waits for it.
 //!
 //! Each worker carries a deadline (the served turn's plus a margin); past it, or when the
 //! client that waits goes away, cancels, or its session is deleted, the worker and
@@ -14,8 +18,10 @@
 //! (HTTP 503) or queues (stdio) beyond it.
 
 use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use std::os::unix::net::UnixStream;
+use std::process::{Child, ChildStderr};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -61,6 +67,8 @@ pub struct Job {
     /// tai's secrets (`child_env::WITHHELD_NAMES` present in the server's environment, and
     /// the vault passphrase): never in the worker's environment.
     pub secrets: Vec<(String, String)>,
+    /// The server's process id: a worker whose parent is another has lost its server.
+    pub server_pid: u32,
 }
 
 impl Job {
@@ -75,6 +83,7 @@ impl Job {
             chat_timeout_ms: u64::try_from(server.chat_timeout.as_millis()).unwrap_or(u64::MAX),
             idle_ms: u64::try_from(server.idle.as_millis()).unwrap_or(u64::MAX),
             secrets: server.secrets.clone(),
+            server_pid: std::process::id(),
         }
     }
 }
@@ -88,9 +97,11 @@ pub struct Running<T> {
     pub session: Option<String>,
     pub conversation: Option<String>,
     child: Child,
-    stdin: Option<ChildStdin>,
+    /// The server's end of the worker's stdin and stdout (`None` once the reply ended).
+    channel: Option<UnixStream>,
+    /// The job still to write (the write side is shut once it is all written).
     input: Vec<u8>,
-    stdout: Option<ChildStdout>,
+    input_shut: bool,
     output: Vec<u8>,
     stderr: Option<ChildStderr>,
     errors: Vec<u8>,
@@ -177,19 +188,21 @@ impl<T> Pool<T> {
     ) -> Result<(), String> {
         let input = serde_json::to_vec(job).map_err(|e| format!("encoding the job: {e}"))?;
         let args = [WORKER_ARG.to_string()];
+        let (ours, theirs) =
+            UnixStream::pair().map_err(|e| format!("cannot make a worker's socket: {e}"))?;
         let mut child = crate::child::start(&crate::child::Launch {
             program: &self.program,
             args: &args,
             env: &self.env,
             cwd: None,
-            stdin: true,
+            stdin: false,
+            channel: Some(theirs.as_fd()),
         })
         .map_err(|e| format!("cannot start a worker ({}): {e}", self.program))?;
-        let (stdin, stdout, stderr) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        drop(theirs);
+        let stderr = child.stderr.take();
         let ready = [
-            stdin.as_ref().map(nonblocking),
-            stdout.as_ref().map(nonblocking),
+            Some(ours.set_nonblocking(true)),
             stderr.as_ref().map(nonblocking),
         ];
         if ready.iter().any(|r| !matches!(r, Some(Ok(())))) {
@@ -202,9 +215,9 @@ impl<T> Pool<T> {
             session: job.session.clone(),
             conversation,
             child,
-            stdin,
+            channel: Some(ours),
             input,
-            stdout,
+            input_shut: false,
             output: Vec::new(),
             stderr,
             errors: Vec::new(),
@@ -217,11 +230,13 @@ impl<T> Pool<T> {
     pub fn poll_fds(&self) -> Vec<(BorrowedFd<'_>, PollFlags)> {
         let mut fds = Vec::new();
         for r in &self.running {
-            if let Some(i) = &r.stdin {
-                fds.push((i.as_fd(), PollFlags::POLLOUT));
-            }
-            if let Some(o) = &r.stdout {
-                fds.push((o.as_fd(), PollFlags::POLLIN));
+            if let Some(c) = &r.channel {
+                let out = if r.input_shut {
+                    PollFlags::empty()
+                } else {
+                    PollFlags::POLLOUT
+                };
+                fds.push((c.as_fd(), PollFlags::POLLIN | out));
             }
             if let Some(e) = &r.stderr {
                 fds.push((e.as_fd(), PollFlags::POLLIN));
@@ -237,8 +252,8 @@ impl<T> Pool<T> {
         let mut i = 0;
         while i < self.running.len() {
             let r = &mut self.running[i];
-            if let Some(pipe) = &mut r.stdin {
-                match pipe.write(&r.input) {
+            if let (Some(sock), false) = (&mut r.channel, r.input_shut) {
+                match sock.write(&r.input) {
                     Ok(n) => {
                         r.input.drain(..n);
                     }
@@ -247,7 +262,9 @@ impl<T> Pool<T> {
                     Err(_) => r.input.clear(),
                 }
                 if r.input.is_empty() {
-                    r.stdin = None; // closed: the worker reads the job to its end
+                    // The worker reads the job to its end.
+                    let _ = sock.shutdown(Shutdown::Write);
+                    r.input_shut = true;
                 }
             }
             if let Some(pipe) = &mut r.stderr
@@ -255,12 +272,12 @@ impl<T> Pool<T> {
             {
                 r.stderr = None;
             }
-            if let Some(pipe) = &mut r.stdout
-                && !drain(pipe, &mut r.output, MAX_REPLY + 1)
+            if let Some(sock) = &mut r.channel
+                && !drain(sock, &mut r.output, MAX_REPLY + 1)
             {
-                r.stdout = None;
+                r.channel = None;
             }
-            let finished = r.stdout.is_none();
+            let finished = r.channel.is_none();
             if finished || now >= r.deadline {
                 let mut r = self.running.swap_remove(i);
                 let reply = if finished {
@@ -304,7 +321,7 @@ impl<T> Pool<T> {
 }
 
 impl<T> Running<T> {
-    /// The worker closed its stdout: reap it and read its reply.
+    /// The worker closed its end of the socket: reap it and read its reply.
     fn finish(&mut self) -> Message {
         let exited = crate::child::wait_until(
             &mut self.child,
@@ -342,6 +359,9 @@ impl<T> Running<T> {
 
 /// `tai --serve-worker`: read one job on stdin, run it, write the reply on stdout.
 pub fn run() -> i32 {
+    // The worker ends with its server: a killed server leaves no call running on its own.
+    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    let server = std::os::unix::process::parent_id();
     let mut input = Vec::new();
     let read = std::io::stdin()
         .lock()
@@ -359,6 +379,11 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    if job.server_pid != server || std::os::unix::process::parent_id() != server {
+        // The server died before the death signal was set: nobody waits for this call.
+        eprintln!("tai: worker: the server is gone");
+        return 2;
+    }
     let id = job
         .message
         .get("id")
@@ -445,6 +470,7 @@ mod tests {
             chat_timeout_ms: 5,
             idle_ms: 6,
             secrets: vec![("TAI_API_KEY".into(), "k".into())],
+            server_pid: 1,
         };
         let back: Job = serde_json::from_slice(&serde_json::to_vec(&job).unwrap()).unwrap();
         assert_eq!(

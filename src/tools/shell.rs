@@ -60,6 +60,7 @@ pub fn run(
         env,
         cwd: cwd.map(std::path::Path::new),
         stdin: false,
+        channel: None,
     })
     .map_err(|e| format!("cannot run sh: {e}"))?;
     let (mut out, mut err) = (child.stdout.take(), child.stderr.take());

@@ -542,3 +542,44 @@ fn an_incomplete_envelope_is_refused_before_any_worker_starts() {
         assert!(workers_of(server).is_empty(), "{name} started a worker");
     }
 }
+
+#[test]
+fn a_workers_job_cannot_be_reopened_through_proc_and_it_dies_with_its_server() {
+    let t = Tai::new("workers-proc");
+    let mut s = serve(&t);
+    let server = s.child.id();
+    let mut c = Client::connect(s.port);
+    let (body, headers) = modern(
+        1,
+        "tools/call",
+        json!({"name": "shell", "arguments": {"command": "sleep 30"}}),
+    );
+    c.send(&body, &headers);
+    let worker = wait_for_workers(server, 1)[0];
+    // The job (with the secrets) travels on the worker's stdin, the reply on its stdout:
+    // another process of the same user (here even root) cannot open them again.
+    for fd in [0, 1] {
+        let path = format!("/proc/{worker}/fd/{fd}");
+        let reopened = std::fs::OpenOptions::new()
+            .read(fd == 0)
+            .write(fd == 1)
+            .open(&path);
+        assert!(
+            reopened.is_err(),
+            "{path} could be opened again: the job or the reply is reachable"
+        );
+    }
+    // The server is killed (no chance to end its workers): the worker goes with it.
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let t0 = Instant::now();
+    while crate::support::process_state(worker).is_some_and(|st| st != 'Z')
+        && t0.elapsed() < Duration::from_secs(3)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        crate::support::process_state(worker).is_none_or(|st| st == 'Z'),
+        "the worker {worker} outlived its killed server"
+    );
+}
