@@ -483,7 +483,10 @@ impl Endpoint {
         let ended: Vec<_> = pool
             .cancel(|r| which(r))
             .into_iter()
-            .map(|(conn, _)| (conn, HttpReply::refuse(Refusal::Ended, None, why)))
+            .map(|((conn, _), id)| {
+                let id = id.to_value();
+                (conn, HttpReply::refuse(Refusal::Ended, Some(&id), why))
+            })
             .collect();
         self.decided.extend(ended);
     }

@@ -298,15 +298,15 @@ impl<T> Pool<T> {
     }
 
     /// End the workers `which` selects (their clients left, cancelled, or their session
-    /// was deleted) and everything they started; their tags come back.
-    pub fn cancel(&mut self, which: impl Fn(&Running<T>) -> bool) -> Vec<T> {
+    /// was deleted) and everything they started; their tags and request ids come back.
+    pub fn cancel(&mut self, which: impl Fn(&Running<T>) -> bool) -> Vec<(T, Id)> {
         let mut ended = Vec::new();
         let mut i = 0;
         while i < self.running.len() {
             if which(&self.running[i]) {
                 let mut r = self.running.swap_remove(i);
                 crate::child::stop(&mut r.child, STOP_GRACE);
-                ended.push(r.tag);
+                ended.push((r.tag, r.id));
             } else {
                 i += 1;
             }
@@ -361,6 +361,10 @@ impl<T> Running<T> {
 pub fn run() -> i32 {
     // The worker ends with its server: a killed server leaves no call running on its own.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    // Ended by the server (cancelled, its client left, its session deleted): SIGTERM stops
+    // the call as Ctrl-C would, so a `chat` turn stores its history and frees its
+    // conversation's lease before the worker exits (SIGKILL follows after a grace).
+    crate::sigint::install_with_term();
     let server = std::os::unix::process::parent_id();
     let mut input = Vec::new();
     let read = std::io::stdin()

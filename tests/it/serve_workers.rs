@@ -508,6 +508,8 @@ fn a_cancelled_request_ends_its_worker() {
     let (status, _, out) = c.receive();
     assert_eq!(status, 200, "{out}");
     assert!(out.contains("cancelled"), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["id"], 77, "the answer names the call it ends: {out}");
     assert!(
         crate::support::wait_gone(worker).is_none_or(|s| s == 'Z'),
         "the cancelled worker lives on"
@@ -582,4 +584,49 @@ fn a_workers_job_cannot_be_reopened_through_proc_and_it_dies_with_its_server() {
         crate::support::process_state(worker).is_none_or(|st| st == 'Z'),
         "the worker {worker} outlived its killed server"
     );
+}
+
+#[test]
+fn an_ended_turn_frees_its_conversation_at_once() {
+    let dir = TempDir::new("workers-lease");
+    let model = ModelStub::start(
+        dir.path(),
+        json!([
+            {"text": "first answer"},
+            {"text": "never heard", "delay_ms": 3000},
+            {"text": "free again"}
+        ]),
+    );
+    let mut t = Tai::new("workers-lease-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    let s = serve(&t);
+    let server = s.child.id();
+    let turn =
+        |id: i64, args: Value| modern(id, "tools/call", json!({"name": "chat", "arguments": args}));
+    let (body, headers) = turn(1, json!({"message": "remember me"}));
+    let (_, _, out) = Client::connect(s.port).call(&body, &headers);
+    let first: Value = serde_json::from_str(&tool_text(&out)).unwrap();
+    let handle = first["session"].as_str().unwrap().to_string();
+    // a slow turn on the handle, whose client leaves while the model is thinking
+    let mut c = Client::connect(s.port);
+    let (body, headers) = turn(2, json!({"message": "slow one", "session": handle}));
+    c.send(&body, &headers);
+    model.wait_for_requests(2);
+    let worker = wait_for_workers(server, 1)[0];
+    drop(c);
+    assert!(
+        crate::support::wait_gone(worker).is_none_or(|st| st == 'Z'),
+        "the worker of the abandoned turn lives on"
+    );
+    // the handle is free at once, not after the lease's lapse (MCP_CHAT_TIMEOUT + margin)
+    let (body, headers) = turn(3, json!({"message": "and now?", "session": handle}));
+    let (_, _, out) = Client::connect(s.port).call(&body, &headers);
+    let text = tool_text(&out);
+    assert!(
+        !text.contains("busy"),
+        "the ended turn kept its lease: {text}"
+    );
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
+    assert_eq!(v["answer"], "free again");
 }
