@@ -231,6 +231,24 @@ fn signal_all(group: i32, pids: &[i32], sig: Signal) {
     }
 }
 
+/// End every process this one adopted as subreaper, and their descendants, whatever mark
+/// they carry (a served worker's last step: what its calls left running in the
+/// background, even `setsid` without the mark, goes with it); reaped until `deadline`.
+pub fn end_adopted(deadline: Deadline) {
+    let parents = parents();
+    let mut all = adopted(&parents);
+    for p in all.clone() {
+        all.extend(descendants(p, &parents));
+    }
+    for p in &all {
+        let _ = kill(Pid::from_raw(*p), Signal::SIGKILL);
+    }
+    while !adopted(&self::parents()).is_empty() && !deadline.expired() {
+        reap_orphans();
+        crate::clock::sleep(CHILD_REAP_CHECK);
+    }
+}
+
 /// Reap any adopted orphan that has exited (they are tai's zombies otherwise).
 pub fn reap_orphans() {
     for p in adopted(&parents()) {

@@ -388,6 +388,15 @@ pub fn run() -> i32 {
         eprintln!("tai: worker: the server is gone");
         return 2;
     }
+    let code = serve_job(job);
+    // What the call left running in the background (adopted by this worker, a subreaper)
+    // ends with it: nothing a served call starts outlives its worker.
+    crate::child::end_adopted(crate::deadline::Deadline::after(STOP_GRACE));
+    code
+}
+
+/// Answer the job and write the reply on stdout; the worker's exit code.
+fn serve_job(job: Job) -> i32 {
     let id = job
         .message
         .get("id")

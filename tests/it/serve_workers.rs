@@ -630,3 +630,51 @@ fn an_ended_turn_frees_its_conversation_at_once() {
     let v: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
     assert_eq!(v["answer"], "free again");
 }
+
+/// Processes whose command line is exactly `argv` (NUL-separated in /proc).
+fn processes_running(argv: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .filter(|pid| crate::support::process_state(*pid).is_some_and(|s| s != 'Z'))
+        .collect()
+}
+
+#[test]
+fn what_a_served_call_leaves_in_the_background_ends_with_its_worker() {
+    let t = Tai::new("workers-orphans");
+    let s = serve(&t);
+    let mut c = Client::connect(s.port);
+    // Detached three ways, one without tai's mark: none may outlive the call's worker.
+    let command = "(sleep 3331 >/dev/null 2>&1 </dev/null &); \
+                   setsid env -u TAI_CHILD sleep 3332 >/dev/null 2>&1 </dev/null & \
+                   nohup sleep 3333 >/dev/null 2>&1 </dev/null & echo started";
+    let (body, headers) = modern(
+        1,
+        "tools/call",
+        json!({"name": "shell", "arguments": {"command": command}}),
+    );
+    let (status, _, out) = c.call(&body, &headers);
+    assert_eq!(status, 200, "{out}");
+    assert!(tool_text(&out).contains("started"), "{out}");
+    let t0 = Instant::now();
+    let left = |n: &str| processes_running(&["sleep", n]);
+    while ["3331", "3332", "3333"].iter().any(|n| !left(n).is_empty())
+        && t0.elapsed() < Duration::from_secs(3)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for n in ["3331", "3332", "3333"] {
+        assert!(
+            left(n).is_empty(),
+            "`sleep {n}` outlived its call's worker: {:?}",
+            left(n)
+        );
+    }
+}
