@@ -100,24 +100,84 @@ fn path_candidates(word: &str) -> Vec<&str> {
 /// Whether the native tool call `tool(args)`, otherwise read-only, reaches a protected
 /// place of this process (and so must ask).
 pub fn reached_by_call(tool: &str, args: &Map<String, Value>, config: &Config) -> bool {
-    let places = Protected::new(
-        config.vault_path.parent().unwrap_or(Path::new("/")),
-        &config.config_path,
-    );
-    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let path = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or(".");
-    match tool {
-        "read_file" | "list_dir" => places.reaches(path("path"), &here, false),
-        "glob" | "grep" => places.reaches(path("path"), &here, true),
-        "shell" => {
-            let cwd = resolve(Path::new(path("cwd")), &here);
-            let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-            // A line the classifier cannot split asks anyway.
-            super::shell_policy::segments(command)
-                .is_ok_and(|segments| places.reached_by_words(&segments, &cwd))
-        }
-        _ => false,
+    if !matches!(tool, "read_file" | "list_dir" | "glob" | "grep" | "shell") {
+        return false;
     }
+    let vault_dir = config.vault_path.parent().unwrap_or(Path::new("/"));
+    with_own_places(vault_dir, &config.config_path, |places| {
+        let path = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or(".");
+        // The working folder only matters for a relative path (`join` drops it otherwise).
+        let here = || std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let base = |p: &str| {
+            if Path::new(p).is_absolute() {
+                PathBuf::from("/")
+            } else {
+                here()
+            }
+        };
+        match tool {
+            "read_file" | "list_dir" => places.reaches(path("path"), &base(path("path")), false),
+            "glob" | "grep" => places.reaches(path("path"), &base(path("path")), true),
+            _ => {
+                let cwd = resolve(Path::new(path("cwd")), &here());
+                let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+                // A line the classifier cannot split asks anyway.
+                super::shell_policy::segments(command)
+                    .is_ok_and(|segments| places.reached_by_words(&segments, &cwd))
+            }
+        }
+    })
+}
+
+/// tai's own places as last resolved: the inputs, what each named then (device and
+/// inode, `None` when absent), and the resolved places.
+struct OwnPlaces {
+    vault_dir: PathBuf,
+    config_file: PathBuf,
+    identities: [Option<(u64, u64)>; 2],
+    places: Protected,
+}
+
+thread_local! {
+    /// The server checks every read-only call against tai's own places; resolving them
+    /// through their symlinks each time was 8 `readlink`s a call (docs/benchmarks.md).
+    static OWN_PLACES: std::cell::RefCell<Option<OwnPlaces>> = const { std::cell::RefCell::new(None) };
+}
+
+/// What `path` names now (following symlinks): device and inode, `None` when absent.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Run `check` with tai's own places (`/proc`, the vault folder, the config file). They
+/// are resolved again whenever either path names another file than when last resolved
+/// (one `stat` each per call instead of resolving every component): a symlink swapped,
+/// a config file created or removed while tai serves is seen on the next call.
+fn with_own_places<R>(
+    vault_dir: &Path,
+    config_file: &Path,
+    check: impl FnOnce(&Protected) -> R,
+) -> R {
+    let identities = [identity(vault_dir), identity(config_file)];
+    OWN_PLACES.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        let current = cached.as_ref().is_some_and(|c| {
+            c.vault_dir == vault_dir && c.config_file == config_file && c.identities == identities
+        });
+        if !current {
+            *cached = Some(OwnPlaces {
+                vault_dir: vault_dir.to_path_buf(),
+                config_file: config_file.to_path_buf(),
+                identities,
+                places: Protected::new(vault_dir, config_file),
+            });
+        }
+        match cached.as_ref() {
+            Some(c) => check(&c.places),
+            None => check(&Protected::new(vault_dir, config_file)),
+        }
+    })
 }
 
 /// `path` made absolute against `cwd`, through its symlinks when it exists, else
@@ -180,6 +240,40 @@ mod tests {
                 "{path} {recursive}"
             );
         }
+    }
+
+    #[test]
+    fn own_places_are_resolved_again_when_a_path_names_another_file() {
+        let dir = std::env::temp_dir().join(format!("tai-protected-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (vault, elsewhere) = (dir.join("vault"), dir.join("elsewhere"));
+        std::fs::create_dir_all(&vault).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let target = elsewhere.join("real.toml");
+        std::fs::write(&target, "x").unwrap();
+        let config = dir.join("config.toml");
+        let target_s = target.display().to_string();
+        let reaches = || {
+            with_own_places(&vault, &config, |p| {
+                p.reaches(&target_s, Path::new("/"), false)
+            })
+        };
+        // No config file yet: the file elsewhere is not tai's.
+        assert!(!reaches());
+        assert!(!reaches());
+        // The config file appears as a symlink to it: from the next call on it is.
+        std::os::unix::fs::symlink(&target, &config).unwrap();
+        assert!(reaches());
+        // Swapped to point elsewhere: the old target is no longer tai's, the new one is.
+        std::fs::remove_file(&config).unwrap();
+        let other = elsewhere.join("other.toml");
+        std::fs::write(&other, "y").unwrap();
+        std::os::unix::fs::symlink(&other, &config).unwrap();
+        assert!(!reaches());
+        assert!(with_own_places(&vault, &config, |p| {
+            p.reaches(&other.display().to_string(), Path::new("/"), false)
+        }));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -19,17 +19,24 @@ impl Store {
         event.detail = event
             .detail
             .map(|d| self.redact(&d).unwrap_or_else(|_| withheld.into()));
-        let (chain, key, move_head): (i64, Vec<u8>, bool) = match (self.is_sealed()?, &self.key) {
-            (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY.to_vec(), true),
-            (true, Some(k)) => (audit::CHAIN_SEALED, k.audit_key().to_vec(), true),
-            (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY.to_vec(), false),
-        };
         // IMMEDIATE: the write lock first, so tai processes sharing the vault (a server's
         // workers) wait their turn (busy_timeout) instead of failing on a stale read.
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql("appending to the audit trail"))?;
+        // Whether the seal is on, read under the write lock: another process sealing the
+        // vault in between cannot leave this row keyed the old way (and one read
+        // transaction less per call).
+        let sealed = tx
+            .prepare_cached("SELECT 1 FROM meta WHERE key = 'seal_check'")
+            .and_then(|mut st| st.exists([]))
+            .map_err(sql("appending to the audit trail"))?;
+        let (chain, key, move_head): (i64, &[u8], bool) = match (sealed, &self.key) {
+            (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, true),
+            (true, Some(k)) => (audit::CHAIN_SEALED, &k.audit_key()[..], true),
+            (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, false),
+        };
         // Cached statements: a served call appends a row each, so parsing these per call
         // showed in the profile.
         let (prev_id, prev_hash): (i64, String) = tx
@@ -39,7 +46,7 @@ impl Store {
             .unwrap_or((0, String::new()));
         let id = prev_id + 1;
         let time = now_ms();
-        let hash = audit::link(&key, chain, &prev_hash, id, time, &event);
+        let hash = audit::link(key, chain, &prev_hash, id, time, &event);
         tx.prepare_cached(
             "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -52,7 +59,7 @@ impl Store {
         })
         .map_err(sql("appending to the audit trail"))?;
         if move_head {
-            write_audit_head(&tx, &audit::Head::new(&key, id, &hash))?;
+            write_audit_head(&tx, &audit::Head::new(key, id, &hash))?;
         }
         tx.commit().map_err(sql("appending to the audit trail"))?;
         Ok(id)
@@ -115,7 +122,11 @@ impl Store {
 const AUDIT_HEAD: &str = "audit_head";
 
 fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &audit::Head) -> Result<()> {
-    tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+    // An upsert, not INSERT OR REPLACE: the row is updated in place (same rowid), so the
+    // commit changes only `meta`'s leaf, not also its key index.
+    tx.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )
         .and_then(|mut st| st.execute(params![AUDIT_HEAD, head.encode()]))
         .map_err(sql("moving the audit trail's head"))?;
     Ok(())

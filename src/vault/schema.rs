@@ -1,7 +1,7 @@
 //! The vault schema as an ordered list of migrations; `PRAGMA user_version` counts those applied.
 
 /// Migration `i` takes a vault from `user_version = i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The version a fully migrated vault has.
 pub const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -29,6 +29,37 @@ pub const ALL_TABLES: &[&str] = &[
     "served_conversations",
     "served_sessions",
 ];
+
+/// v5: the audit table without AUTOINCREMENT. Every row's id is chosen by the append
+/// (the last id + 1, inside the write lock) and bound into its link, so the counter in
+/// `sqlite_sequence` only cost a third changed page per audited call (docs/benchmarks.md).
+/// The rows, their order and the append-only triggers are kept as they were.
+const V5: &str = r#"
+CREATE TABLE audit_v5 (
+    id         INTEGER PRIMARY KEY,
+    time       INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    subject    TEXT NOT NULL,
+    arg_digest TEXT,
+    outcome    TEXT NOT NULL,
+    duration   INTEGER,
+    size       INTEGER,
+    detail     TEXT,
+    hash       TEXT NOT NULL,  -- the link chaining this row to the one before (see `audit`)
+    chain      INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO audit_v5(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
+    SELECT id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain
+    FROM audit ORDER BY id;
+DROP TRIGGER audit_no_update;
+DROP TRIGGER audit_no_delete;
+DROP TABLE audit;
+ALTER TABLE audit_v5 RENAME TO audit;
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+"#;
 
 /// v4: served `chat` conversations by handle (see `served`), shared by every tai process
 /// on the vault: the history (sealed while the seal is on), when it was last used, and

@@ -97,6 +97,53 @@ fn migrates_from_an_empty_file_and_every_earlier_version() {
 }
 
 #[test]
+fn v5_keeps_the_audit_rows_and_their_guards_without_the_autoincrement_counter() {
+    let dir = TempDir::new("migrate-v5");
+    let path = dir.path().join("v4.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for step in &MIGRATIONS[..4] {
+        conn.execute_batch(step).unwrap();
+    }
+    conn.pragma_update(None, "user_version", 4).unwrap();
+    conn.execute_batch(
+        "INSERT INTO audit(id, time, kind, subject, outcome, hash, chain) VALUES (1, 5, 'k', 's1', 'ok', 'h1', 1);
+         INSERT INTO audit(id, time, kind, subject, outcome, hash, chain) VALUES (2, 6, 'k', 's2', 'ok', 'h2', 1);",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let rows: Vec<(i64, String, String, i64)> = store
+        .conn()
+        .prepare("SELECT id, subject, hash, chain FROM audit ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        rows,
+        [
+            (1, "s1".into(), "h1".into(), 1),
+            (2, "s2".into(), "h2".into(), 1)
+        ]
+    );
+    let sql: String = store
+        .conn()
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'audit'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!sql.to_uppercase().contains("AUTOINCREMENT"), "{sql}");
+    // Still append-only.
+    for change in ["UPDATE audit SET outcome = 'denied'", "DELETE FROM audit"] {
+        let err = store.conn().execute(change, []).unwrap_err().to_string();
+        assert!(err.contains("append-only"), "{change}: {err}");
+    }
+}
+
+#[test]
 fn a_newer_vault_is_refused() {
     let dir = TempDir::new("newer");
     let path = dir.path().join("vault.db");
