@@ -24,19 +24,84 @@ fn int(args: &Map<String, Value>, key: &str) -> Option<usize> {
     args.get(key).and_then(Value::as_u64).map(|n| n as usize)
 }
 
-fn read_text(path: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{path}: {e}"))?;
+/// Flags every file tool opens with: `O_NONBLOCK` so a FIFO or device never blocks the
+/// open (a FIFO without a reader fails for a write at once with ENXIO), `O_NOCTTY` so a
+/// terminal never becomes ours. On a regular file neither changes a read or a write.
+fn open_flags() -> i32 {
+    (nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY).bits()
+}
+
+/// Why a file tool refuses what `path` opened to: anything but a regular file. A device
+/// (`/dev/zero`) never ends, a FIFO or socket waits on another process; both would stall
+/// the one loop that serves every client.
+fn not_regular(path: &str, meta: &std::fs::Metadata) -> Option<String> {
     if meta.is_dir() {
-        return Err(format!("{path} is a directory (use list_dir)"));
+        return Some(format!("{path} is a directory (use list_dir)"));
+    }
+    (!meta.is_file()).then(|| not_a_regular_file(path))
+}
+
+fn not_a_regular_file(path: &str) -> String {
+    format!(
+        "{path} is not a regular file (a device, FIFO or socket); tai reads and writes regular files only"
+    )
+}
+
+fn over_limit(path: &str, len: u64) -> String {
+    format!("{path} is {len} bytes, over the 10 MB the file tools read")
+}
+
+/// Reads `path` as UTF-8 text: opened without blocking, the OPENED descriptor checked to
+/// be a regular file (no path-then-open race), at most `FILE_MAX` bytes read even when
+/// the file grows after the check.
+fn read_text(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(open_flags())
+        .open(path)
+        .map_err(|e| format!("{path}: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
+    if let Some(refusal) = not_regular(path, &meta) {
+        return Err(refusal);
     }
     if meta.len() > FILE_MAX {
-        return Err(format!(
-            "{path} is {} bytes, over the 10 MB the file tools read",
-            meta.len()
-        ));
+        return Err(over_limit(path, meta.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if bytes.len() as u64 > FILE_MAX {
+        return Err(over_limit(path, bytes.len() as u64));
+    }
     String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text"))
+}
+
+/// Replaces `path`'s content with `content` (created if missing): opened without blocking
+/// and without truncating, the opened descriptor checked to be a regular file BEFORE the
+/// file is truncated or a byte is written.
+fn write_text(path: &str, content: &str) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(open_flags())
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(code) if code == nix::errno::Errno::ENXIO as i32 => not_a_regular_file(path),
+            _ => format!("{path}: {e}"),
+        })?;
+    let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
+    if let Some(refusal) = not_regular(path, &meta) {
+        return Err(refusal);
+    }
+    file.set_len(0).map_err(|e| format!("{path}: {e}"))?;
+    file.write_all(content.as_bytes())
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 struct ReadFile;
@@ -104,9 +169,9 @@ impl NativeTool for WriteFile {
         {
             return ToolOutput::error(format!("{}: {e}", dir.display()));
         }
-        match std::fs::write(path, content) {
+        match write_text(path, content) {
             Ok(()) => ToolOutput::ok(format!("wrote {} bytes to {path}", content.len())),
-            Err(e) => ToolOutput::error(format!("{path}: {e}")),
+            Err(e) => ToolOutput::error(e),
         }
     }
 }
@@ -158,12 +223,12 @@ impl NativeTool for EditFile {
                 ));
             }
         };
-        match std::fs::write(path, edited) {
+        match write_text(path, &edited) {
             Ok(()) => ToolOutput::ok(format!(
                 "replaced {n} occurrence{} in {path}",
                 if n == 1 { "" } else { "s" }
             )),
-            Err(e) => ToolOutput::error(format!("{path}: {e}")),
+            Err(e) => ToolOutput::error(e),
         }
     }
 }
@@ -344,5 +409,104 @@ impl NativeTool for Grep {
             ));
         }
         ToolOutput::ok(out.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tai-files-unit-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn fifo(dir: &Path) -> String {
+        let path = dir.join("pipe");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        path.to_string_lossy().to_string()
+    }
+
+    /// Every non-regular file is refused at once (a FIFO without a writer would block the
+    /// open forever, /dev/zero would be read until memory ran out), with the message that
+    /// says what tai reads; a directory points to list_dir; a regular file is read.
+    #[test]
+    fn read_refuses_everything_but_a_regular_file_without_blocking() {
+        let dir = scratch("read");
+        let link = dir.join("zero-link");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let big = dir.join("big");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(FILE_MAX + 1)
+            .unwrap();
+        let text = dir.join("text");
+        std::fs::write(&text, "one\ntwo\n").unwrap();
+        let s = |p: &Path| p.to_string_lossy().to_string();
+        let table: Vec<(String, Result<&str, &str>)> = vec![
+            ("/dev/zero".into(), Err("is not a regular file")),
+            ("/dev/null".into(), Err("is not a regular file")),
+            (fifo(&dir), Err("is not a regular file")),
+            (s(&link), Err("is not a regular file")),
+            (s(&dir), Err("is a directory (use list_dir)")),
+            (s(&big), Err("over the 10 MB")),
+            (s(&text), Ok("one\ntwo\n")),
+        ];
+        for (path, want) in table {
+            match (read_text(&path), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{path}"),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{path}: {got}"),
+                (got, want) => panic!("{path}: got {got:?}, want {want:?}"),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A write to a FIFO is refused whether or not a reader waits on it (without one the
+    /// open would block forever; with one not a byte reaches it), to a device likewise; a
+    /// regular file is created, and replaced in whole by shorter content.
+    #[test]
+    fn write_refuses_everything_but_a_regular_file_without_blocking() {
+        let dir = scratch("write");
+        let pipe = fifo(&dir);
+        let link = dir.join("null-link");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        for path in [
+            pipe.clone(),
+            "/dev/null".to_string(),
+            link.to_string_lossy().to_string(),
+        ] {
+            let got = write_text(&path, "payload");
+            assert!(
+                got.as_ref()
+                    .is_err_and(|e| e.contains("is not a regular file")),
+                "{path}: {got:?}"
+            );
+        }
+        // A reader on the FIFO: the open succeeds, the check on the opened descriptor refuses.
+        let mut reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&pipe)
+            .unwrap();
+        let got = write_text(&pipe, "payload");
+        assert!(
+            got.as_ref()
+                .is_err_and(|e| e.contains("is not a regular file")),
+            "{got:?}"
+        );
+        let mut seen = [0u8; 16];
+        let n = std::io::Read::read(&mut reader, &mut seen).unwrap_or(0);
+        assert_eq!(n, 0, "bytes reached the FIFO's reader");
+
+        let file = dir.join("sub-file");
+        let path = file.to_string_lossy().to_string();
+        write_text(&path, "a longer first text").unwrap();
+        write_text(&path, "short").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "short");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

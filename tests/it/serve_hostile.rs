@@ -440,3 +440,76 @@ fn a_huge_stdio_line_is_an_error_with_bounded_memory() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// A served `read_file` of a FIFO planted in the working directory (no writer: the open
+/// would block the one loop forever) and of a symlink to /dev/zero (read until memory ran
+/// out) each answer with an error, while another client's `tools/list` is still answered
+/// within 5 s.
+#[test]
+fn a_fifo_or_device_in_the_served_directory_is_refused_without_stalling_the_loop() {
+    let t = Tai::new("hostile-fifo");
+    let work = t.dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    nix::unistd::mkfifo(
+        &work.join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", work.join("zero")).unwrap();
+    let port = free_port();
+    let child = t
+        .cmd(&["--serve-mcp", KEY, "--mcp-port", &port.to_string()])
+        .current_dir(&work)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let served = Served { child, port };
+    let until = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let read = |path: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}},
+            "name": "read_file", "arguments": {"path": path}}})
+        .to_string();
+        let headers = [
+            CT,
+            AUTH,
+            V26,
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "read_file"),
+        ];
+        std::thread::spawn(move || raw(port, "POST", &headers, &body))
+    };
+    let mut failures = Vec::new();
+    for path in ["pipe", "zero"] {
+        let call = read(path);
+        std::thread::sleep(Duration::from_millis(300));
+        let (status, took) = timed_list(served.port);
+        if status != 200 || took >= Duration::from_secs(5) {
+            failures.push(format!(
+                "tools/list answered {status} after {took:?} while read_file {path} ran"
+            ));
+        }
+        let (status, _, body) = call.join().unwrap();
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        if status != 200
+            || v["result"]["isError"] != true
+            || !body.contains("is not a regular file")
+        {
+            failures.push(format!("read_file {path}: {status} {body}"));
+        }
+    }
+    if !failures.is_empty() {
+        // A loop stuck in open(2) would not end on the SIGTERM `Served` sends when dropped.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(served.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
