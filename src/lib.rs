@@ -51,6 +51,7 @@ pub(crate) mod jsonrpc;
 pub(crate) mod limits;
 pub(crate) mod mcp;
 pub(crate) mod mcp_servers;
+pub(crate) mod regular_file;
 pub(crate) mod resolver;
 pub(crate) mod sanitize;
 pub(crate) mod server;

@@ -6,6 +6,7 @@
 //! as servers. VS Code `promptString` inputs are asked on the terminal and kept as vault
 //! secrets by id; `${workspaceFolder}` and friends are substituted on the way in.
 
+use crate::limits::FILE_MAX;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -91,8 +92,8 @@ pub fn read_source(source: &str) -> Result<(String, Option<PathBuf>)> {
         return Ok((source.to_string(), None));
     }
     if is_file && !source.trim_start().starts_with('{') {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+        let text =
+            crate::regular_file::read_text(&path.to_string_lossy(), FILE_MAX).map_err(Failure)?;
         return Ok((config_text(&text, &path)?, Some(path)));
     }
     if looks_like_path(source) {
@@ -209,7 +210,7 @@ pub struct Origin {
 /// A config file's servers as text tai normalizes (`None`: it holds none).
 pub fn file_origin(file: &Path, cwd: &Path) -> Result<Option<String>> {
     let text =
-        std::fs::read_to_string(file).map_err(|e| Failure(format!("{}: {e}", file.display())))?;
+        crate::regular_file::read_text(&file.to_string_lossy(), FILE_MAX).map_err(Failure)?;
     if file.extension().is_some_and(|e| e == "toml") {
         // Codex's config.toml: only its [mcp_servers.*] (a syntax error is the normalizer's)
         let Ok(mut doc) = toml::from_str::<toml::Table>(&text) else {
@@ -348,6 +349,28 @@ pub fn ask_inputs(ctx: &mut Context, n: &Normalized) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project's config that is a FIFO (or a link to a device) is refused at once: the
+    /// project offer reads what merely exists, and a planted FIFO would wait forever.
+    #[test]
+    fn a_planted_fifo_or_device_config_is_refused_not_waited_on() {
+        let dir = std::env::temp_dir().join(format!("tai-import-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join(".mcp.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let zero = dir.join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [&fifo, &zero] {
+            let got = file_origin(path, &dir).map_err(|e| e.0);
+            assert!(
+                matches!(&got, Err(e) if e.contains("not a regular file")),
+                "{}: {got:?}",
+                path.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn what_looks_like_a_path() {

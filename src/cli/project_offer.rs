@@ -7,6 +7,7 @@
 //! Imported project servers record their project and are offered to the agent only
 //! inside it (`mcp_servers::project::inside`).
 
+use crate::limits::FILE_MAX;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -51,7 +52,10 @@ pub fn offer(ctx: &mut Context, ask: bool) -> Result {
             c.tool,
             crate::sanitize::line(&names.join(", "))
         );
-        let text = std::fs::read(&c.path).unwrap_or_default();
+        // A repository's file: a FIFO or a link to /dev/zero planted there reads as empty.
+        let text = crate::regular_file::read_text(&c.path.to_string_lossy(), FILE_MAX)
+            .unwrap_or_default()
+            .into_bytes();
         let hash = crate::entropy::hex(&Sha256::digest(&text));
         let declined =
             ctx.store.meta_text(&declined_key(&c.path))?.as_deref() == Some(hash.as_str());

@@ -427,7 +427,7 @@ pub fn resolve(
 
 /// The variables of a server's `envFile` (VS Code), read now.
 fn read_env_file(server: &str, path: &str) -> Result<Vec<(String, String)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::regular_file::read_text(path, crate::limits::FILE_MAX).map_err(|e| {
         format!("{server}: its envFile {path:?} cannot be read ({e}); nothing was started")
     })?;
     crate::mcp_servers::envfile::parse(&text)

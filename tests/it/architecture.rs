@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "jsonc",
             "jsonrpc",
             "limits",
+            "regular_file",
             "sanitize",
             "shell_words",
             "sigint",
