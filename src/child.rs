@@ -358,11 +358,16 @@ mod tests {
             .unwrap();
         // (read until the grandchild's exec has settled: /proc shows no environment
         // for a moment while a process execs)
-        let settled = Instant::now() + Duration::from_secs(3);
+        let settled = Instant::now() + Duration::from_secs(10);
         while !carries(grandchild, &mark) && Instant::now() < settled {
             crate::clock::sleep(Duration::from_millis(20));
         }
-        assert!(carries(grandchild, &mark));
+        assert!(
+            carries(grandchild, &mark),
+            "grandchild {grandchild} (state {:?}, cmdline {:?}) lacks {mark}",
+            std::fs::read_to_string(format!("/proc/{grandchild}/stat")).ok(),
+            std::fs::read(format!("/proc/{grandchild}/cmdline")).ok()
+        );
         assert!(!carries(grandchild, &format!("{mark}0")));
         let t0 = Instant::now();
         let status = stop(&mut child, Duration::from_millis(300));
