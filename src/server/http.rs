@@ -241,8 +241,14 @@ pub fn serve(
         for (id, answer) in endpoint.ready(Instant::now()) {
             if let Some(c) = conns.iter_mut().find(|c| c.ex.id == id) {
                 c.ex.deliver(answer, endpoint);
-                if matches!(flush(c), Flushed::Dead) {
-                    c.closed_at = Some(Instant::now() - CLOSE_GRACE);
+                match flush(c) {
+                    Flushed::Dead => c.closed_at = Some(Instant::now() - CLOSE_GRACE),
+                    // `Connection: close` (or HTTP/1.0): closed once answered, as inline.
+                    Flushed::All if c.ex.is_closing() && c.closed_at.is_none() => {
+                        let _ = c.stream.shutdown(std::net::Shutdown::Write);
+                        c.closed_at = Some(Instant::now());
+                    }
+                    _ => {}
                 }
                 note_pending(c, Instant::now());
             }

@@ -678,3 +678,32 @@ fn what_a_served_call_leaves_in_the_background_ends_with_its_worker() {
         );
     }
 }
+
+#[test]
+fn connection_close_is_honoured_after_a_workers_answer() {
+    let t = Tai::new("workers-close");
+    let s = serve(&t);
+    let mut c = Client::connect(s.port);
+    let (body, mut headers) = modern(
+        1,
+        "tools/call",
+        json!({"name": "shell", "arguments": {"command": "echo done"}}),
+    );
+    headers.push(("connection".to_string(), "close".to_string()));
+    c.send(&body, &headers);
+    let (status, _, out) = c.receive();
+    assert_eq!(status, 200, "{out}");
+    assert!(tool_text(&out).contains("done"), "{out}");
+    // then the server closes, as it does after an inline answer (not at the idle timeout)
+    let t0 = Instant::now();
+    c.stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut rest = Vec::new();
+    let _ = c.reader.read_to_end(&mut rest);
+    assert!(
+        t0.elapsed() < Duration::from_secs(3),
+        "the connection stayed open {:?} after the answer",
+        t0.elapsed()
+    );
+}
