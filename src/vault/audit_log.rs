@@ -189,14 +189,7 @@ mod tests {
             .audit(Event::new("before", "s", Outcome::Ok))
             .unwrap();
         s.store
-            .seal(
-                "pass phrase",
-                crate::vault::seal::KdfParams {
-                    m_cost_kib: 64,
-                    t_cost: 1,
-                    p_cost: 1,
-                },
-            )
+            .seal("pass phrase", crate::vault::seal::TEST_KDF)
             .unwrap();
         s.store
             .audit(Event::new("after", "s", Outcome::Sealed))

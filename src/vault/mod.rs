@@ -333,14 +333,7 @@ impl Scratch {
     pub fn sealed() -> Scratch {
         let mut s = Scratch::new();
         s.store
-            .seal(
-                "pass phrase",
-                seal::KdfParams {
-                    m_cost_kib: 64,
-                    t_cost: 1,
-                    p_cost: 1,
-                },
-            )
+            .seal("pass phrase", crate::vault::seal::TEST_KDF)
             .unwrap();
         s
     }

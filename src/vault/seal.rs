@@ -136,19 +136,21 @@ impl SealKey {
     }
 }
 
+/// Cheap key-derivation parameters for tests (a real seal's derivation is slow by design).
+#[cfg(test)]
+pub(crate) const TEST_KDF: KdfParams = KdfParams {
+    m_cost_kib: 64,
+    t_cost: 1,
+    p_cost: 1,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const FAST: KdfParams = KdfParams {
-        m_cost_kib: 64,
-        t_cost: 1,
-        p_cost: 1,
-    };
-
     #[test]
     fn round_trip_and_failures() {
-        let key = SealKey::derive("pass", b"0123456789abcdef", FAST).unwrap();
+        let key = SealKey::derive("pass", b"0123456789abcdef", TEST_KDF).unwrap();
         let sealed = key.seal(b"hunter2", "secret:pw").unwrap();
         assert!(!sealed.windows(7).any(|w| w == b"hunter2"));
         assert_eq!(key.open(&sealed, "secret:pw").unwrap(), b"hunter2");
@@ -171,7 +173,7 @@ mod tests {
             key.open(&sealed[..10], "secret:pw"),
             Err(OpenError::Malformed)
         );
-        let wrong = SealKey::derive("Pass", b"0123456789abcdef", FAST).unwrap();
+        let wrong = SealKey::derive("Pass", b"0123456789abcdef", TEST_KDF).unwrap();
         assert_eq!(
             wrong.open(&sealed, "secret:pw"),
             Err(OpenError::Unauthentic)

@@ -273,14 +273,7 @@ mod tests {
             .secret_set("early", "stored-before-sealing")
             .unwrap();
         s.store
-            .seal(
-                "pass phrase",
-                crate::vault::seal::KdfParams {
-                    m_cost_kib: 64,
-                    t_cost: 1,
-                    p_cost: 1,
-                },
-            )
+            .seal("pass phrase", crate::vault::seal::TEST_KDF)
             .unwrap();
         assert!(s.store.is_sealed().unwrap() && !s.store.is_locked().unwrap());
         let blob = s.store.seal_value("headers:srv", "header-plain").unwrap();

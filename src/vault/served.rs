@@ -248,15 +248,7 @@ mod tests {
     fn histories_are_sealed_and_redacted_at_rest() {
         let (dir, mut s) = store("seal");
         s.secret_set("tok", "sekret-value-123").unwrap();
-        s.seal(
-            "pass phrase",
-            crate::vault::seal::KdfParams {
-                m_cost_kib: 64,
-                t_cost: 1,
-                p_cost: 1,
-            },
-        )
-        .unwrap();
+        s.seal("pass phrase", crate::vault::seal::TEST_KDF).unwrap();
         assert!(matches!(
             s.served_begin("conv-b", true, 60_000, 60_000).unwrap(),
             Lease::Granted(_)
