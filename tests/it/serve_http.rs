@@ -28,9 +28,17 @@ impl Drop for Served {
 }
 
 pub(crate) fn serve(t: &Tai) -> Served {
+    serve_with(t, &[])
+}
+
+/// `tai --serve-mcp KEY` on a free port with `extra` flags, once it accepts connections.
+pub(crate) fn serve_with(t: &Tai, extra: &[&str]) -> Served {
     let port = free_port();
+    let p = port.to_string();
+    let mut args = vec!["--serve-mcp", KEY, "--mcp-port", &p];
+    args.extend_from_slice(extra);
     let child = t
-        .cmd(&["--serve-mcp", KEY, "--mcp-port", &port.to_string()])
+        .cmd(&args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -4,14 +4,14 @@
 //! `Mcp-Session-Id`. One conversation continues across both processes, and a session
 //! opened through the proxy works on either server.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::serve_http::{KEY, serve};
+use crate::serve_http::{AUTH, CT, KEY, raw, serve};
 use crate::support::{ModelStub, Tai, TempDir, free_port};
 
 const NGINX: &str = "/usr/sbin/nginx";
@@ -104,37 +104,12 @@ fn start_nginx(dir: &Path, conf: &str, port: u16) -> Nginx {
     Nginx(child)
 }
 
-/// One request on its own connection: (status, lower-cased head, body).
+/// One POST with the key on its own connection (`serve_http::raw`): (status, lower-cased
+/// head, body).
 fn post(port: u16, body: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nauthorization: Bearer {KEY}\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut r = BufReader::new(s);
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
-            break;
-        }
-        head.push_str(&line.to_lowercase());
-    }
-    let mut rest = Vec::new();
-    let _ = r.read_to_end(&mut rest);
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = String::from_utf8_lossy(&rest).to_string();
+    let mut all = vec![AUTH, CT];
+    all.extend_from_slice(headers);
+    let (status, head, body) = raw(port, "POST", &all, body);
     // nginx may answer chunked: take the JSON object inside.
     let body = match (body.find('{'), body.rfind('}')) {
         (Some(a), Some(b)) if a <= b => body[a..=b].to_string(),

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::serve_http::{KEY, Served, serve};
-use crate::support::{ModelStub, Tai, TempDir, free_port, thread_count};
+use crate::serve_http::{KEY, serve, serve_with};
+use crate::support::{ModelStub, Tai, TempDir, thread_count};
 
 const MODERN: &str = "2026-07-28";
 
@@ -153,26 +153,6 @@ fn tool_text(body: &str) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("{body}"))
         .to_string()
-}
-
-fn serve_with(t: &Tai, extra: &[&str]) -> Served {
-    let port = free_port();
-    let mut args = vec!["--serve-mcp", KEY, "--mcp-port"];
-    let p = port.to_string();
-    args.push(&p);
-    args.extend_from_slice(extra);
-    let child = t
-        .cmd(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let until = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < until, "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Served { child, port }
 }
 
 #[test]
