@@ -14,6 +14,7 @@ use ureq_proto::http::Request;
 use super::worker::{Job, Pool};
 use super::{McpServer, claimed_version, conversation_key, runs_long};
 use crate::jsonrpc::{Id, Message, code};
+use crate::limits::serve::SESSION_SYNC_EVERY;
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
 use crate::mcp::era::Era;
 use crate::mcp::methods;
@@ -175,8 +176,6 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     }
     Some(out)
 }
-
-use crate::limits::serve::SESSION_SYNC_EVERY;
 
 /// When a session was last used here, and last confirmed in the vault.
 struct Seen {

@@ -19,6 +19,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 pub use super::endpoint::Endpoint;
 pub use super::exchange::exchange_bytes;
 use super::exchange::{Exchange, MAX_HEADER_BYTES, Phase, status_only, write_chunk};
+use crate::limits::serve::{self, ACCEPTS_PER_ROUND, CLOSE_GRACE};
 
 /// The server's limits. The defaults serve people; tests shorten the deadlines through
 /// `with_overrides` (`TAI_MCP_TEST_LIMITS`).
@@ -89,7 +90,6 @@ impl Limits {
     }
 }
 
-use crate::limits::serve::{self, ACCEPTS_PER_ROUND, CLOSE_GRACE};
 /// The longest the loop sleeps in `poll` before it checks deadlines and the stop flag.
 const POLL_ROUND_MS: u16 = 100;
 

@@ -28,6 +28,8 @@ use crate::bridge::gate::{self, Ask, Entrance, Local};
 use crate::chat::ChatClient;
 use crate::config::Config;
 use crate::jsonrpc::{ErrorObject, Id, Message, code};
+use crate::limits::serve::LEASE_MARGIN;
+use crate::limits::serve::LIST_TTL_MS;
 use crate::mcp::caps::{MCP_CHAT_TIMEOUT, MCP_SESSION_IDLE};
 pub use crate::mcp::era::claimed_version;
 use crate::mcp::era::{Era, LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSION};
@@ -67,8 +69,6 @@ pub const LONG_TOOLS: &[&str] = &[
     "grep",
     "glob",
 ];
-
-use crate::limits::serve::LEASE_MARGIN;
 
 /// Whether `msg` is a `tools/call` of one of the [`LONG_TOOLS`].
 pub fn runs_long(msg: &Message) -> bool {
@@ -222,8 +222,6 @@ pub fn envelope_fault(params: Option<&Value>) -> Option<ErrorObject> {
             )
         })
 }
-
-use crate::limits::serve::LIST_TTL_MS;
 
 /// A client request's method, parsed once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

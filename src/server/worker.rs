@@ -31,6 +31,9 @@ use serde_json::Value;
 
 use super::McpServer;
 use crate::jsonrpc::{ErrorObject, Id, Message};
+use crate::limits::serve::{
+    WORKER_DEADLINE_MARGIN as DEADLINE_MARGIN, WORKER_STOP_GRACE as STOP_GRACE,
+};
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
 use crate::mcp::era::Era;
 
@@ -38,9 +41,6 @@ use crate::mcp::era::Era;
 pub const WORKER_ARG: &str = "--serve-worker";
 /// Workers running at once unless `--serve-workers N` (or `serve_workers`) says otherwise.
 pub const DEFAULT_WORKERS: usize = crate::limits::serve::WORKERS;
-use crate::limits::serve::{
-    WORKER_DEADLINE_MARGIN as DEADLINE_MARGIN, WORKER_STOP_GRACE as STOP_GRACE,
-};
 /// A reply a worker writes at most (a tool's output is capped far below this).
 const MAX_REPLY: usize = 4 * MCP_HTTP_MAX_BODY;
 /// What of a worker's stderr is kept for the server's log.

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::{NativeTool, ToolContext, ToolDef, ToolOutput, arg_str};
 
 use crate::limits::{FILE_MAX, GREP_MAX_MATCHES, READ_LIMIT_DEFAULT, WALK_MAX_FILES};
+use crate::regular_file::write_text;
 
 pub fn tools() -> Vec<Box<dyn NativeTool>> {
     vec![
@@ -28,8 +29,6 @@ fn int(args: &Map<String, Value>, key: &str) -> Option<usize> {
 fn read_text(path: &str) -> Result<String, String> {
     crate::regular_file::read_text(path, FILE_MAX)
 }
-
-use crate::regular_file::write_text;
 
 struct ReadFile;
 impl NativeTool for ReadFile {
