@@ -126,7 +126,13 @@ pub enum RequestEraError {
 /// that the header equals it); without one it is a 2025 message (over HTTP, `initialize`
 /// or one inside a session), unless the header claims 2026.
 pub fn of_request(params: Option<&Value>, header: Option<&str>) -> Result<Era, RequestEraError> {
-    match (claimed_version(params), header) {
+    of_claim(claimed_version(params), header)
+}
+
+/// [`of_request`] from the version the body's `_meta` claims (a server that read only
+/// that much of the body asks this).
+pub fn of_claim(claimed: Option<&str>, header: Option<&str>) -> Result<Era, RequestEraError> {
+    match (claimed, header) {
         (Some(_), _) => Ok(Era::Modern),
         (None, Some(v)) if Era::of_version(v) == Era::Modern => {
             Err(RequestEraError::ModernHeaderWithoutMeta)

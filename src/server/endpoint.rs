@@ -16,7 +16,7 @@ use super::{McpServer, claimed_version, conversation_key, runs_long};
 use crate::jsonrpc::{Id, Message, code};
 use crate::limits::serve::SESSION_SYNC_EVERY;
 use crate::mcp::caps::MCP_HTTP_MAX_BODY;
-use crate::mcp::era::Era;
+use crate::mcp::era::{self, Era};
 use crate::mcp::methods;
 
 /// Why the endpoint itself answers with an error (not the dispatcher): each kind's HTTP
@@ -645,8 +645,11 @@ impl Endpoint {
             }
             _ => return Ok(HttpReply::empty(202)), // a client's answer: nothing to do
         };
-        match facts.version {
-            Some(version) => {
+        match (
+            era::of_claim(facts.version.as_deref(), header("mcp-protocol-version")),
+            facts.version,
+        ) {
+            (Ok(_), Some(version)) => {
                 // 2026-07-28: stateless; the headers must agree with the body.
                 let mismatch = |what: &str| {
                     HttpReply::refuse(
@@ -693,9 +696,7 @@ impl Endpoint {
                 let status = modern_status(&reply);
                 Ok(reply_json(status, reply))
             }
-            None if header("mcp-protocol-version")
-                .is_some_and(|v| Era::of_version(v) == Era::Modern) =>
-            {
+            (Err(era::RequestEraError::ModernHeaderWithoutMeta), _) => {
                 // A modern version in the header, but no envelope in the body.
                 Ok(HttpReply::refuse(
                     Refusal::IncompleteEnvelope,
@@ -703,7 +704,7 @@ impl Endpoint {
                     "params._meta must carry io.modelcontextprotocol/protocolVersion and clientCapabilities",
                 ))
             }
-            None => {
+            (Ok(_), None) => {
                 // 2025-11-25: initialize opens a session; everything else needs it.
                 if method == methods::INITIALIZE {
                     let id = crate::entropy::id().unwrap_or_default();
