@@ -144,6 +144,15 @@ pub const RECORD_GET_DEFAULT_LIMIT: u64 = 32 * 1024;
 /// How long a vault operation waits for another tai holding the database lock before it
 /// fails (SQLite's busy timeout): a lock is an error after this, not a hang.
 pub const VAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often a wait for the audit journal's lock (another tai appending) tries again.
+pub const VAULT_LOCK_RETRY: Duration = Duration::from_millis(1);
+/// The audit journal is folded into the vault's table once it holds this much (about a
+/// thousand rows): a fold is one transaction, so this bounds both the journal and the
+/// pause a fold adds to the call that triggers it.
+pub const AUDIT_JOURNAL_FOLD_BYTES: u64 = 256 * 1024;
+/// A journal larger than this was not written by tai (folds keep it near the size above):
+/// it is damage, not read.
+pub const AUDIT_JOURNAL_MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// Lines kept in the REPL's history file.
 pub const HISTORY_MAX: usize = 1000;
 
@@ -235,6 +244,9 @@ const _: () = {
     assert!(MCP_RESULT_MAX <= MCP_HTTP_MAX_BODY);
     assert!(serve::UNAUTHENTICATED_SLOTS <= serve::MAX_CONNECTIONS);
     assert!(serve::PER_PEER <= serve::MAX_CONNECTIONS);
+    // A journal folds long before it could be mistaken for damage.
+    assert!(4 * AUDIT_JOURNAL_FOLD_BYTES <= AUDIT_JOURNAL_MAX_BYTES);
+    assert!(ms(&VAULT_LOCK_RETRY) < ms(&VAULT_BUSY_TIMEOUT));
     // Each Ctrl-C check is short enough to feel immediate.
     assert!(ms(&INTERRUPT_CHECK) <= 250);
     assert!(ms(&SHELL_INTERRUPT_CHECK) <= 250);

@@ -54,6 +54,8 @@ pub fn tool_json(store: &Store, row: &ServerRow, t: &store::StoredTool) -> Value
 /// The latest failure the audit trail holds for a server (its calls included).
 fn last_error(store: &Store, server: &str) -> Option<Value> {
     let prefix = format!("{server}/");
+    // The newest rows may still be in the audit journal.
+    store.audit_fold().ok()?;
     store
         .conn()
         .query_row(

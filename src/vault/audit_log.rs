@@ -1,14 +1,17 @@
-//! The audit table's I/O: append one event (redacted, chained, the authenticated head
-//! moved), read rows back and verify the chain. The chain's arithmetic is `audit.rs`.
+//! The audit trail's I/O: append one event (redacted, chained, the authenticated head
+//! moved) to the journal, fold the journal into the table, read rows back and verify
+//! the chain. The chain's arithmetic is `audit.rs`; the journal file is `audit_journal.rs`.
 
 use rusqlite::{OptionalExtension, params};
 
+use super::audit_journal::{Contents, Entry, Journal, Locked, Tail};
 use super::{Error, Result, Store, audit, now_ms, sql};
 
 impl Store {
-    /// Append one event, chained to the previous row, and move the chain's head. The
-    /// subject and detail are redacted first (withheld when the vault is locked). While a
-    /// sealed vault is locked the row is chained with the public key and the head stays.
+    /// Append one event, chained to the previous row, with the chain's head after it.
+    /// The subject and detail are redacted first (withheld when the vault is locked).
+    /// While a sealed vault is locked the row is chained with the public key and the
+    /// head stays. The row goes to the journal (`audit_journal`); `Ok` means it is there.
     pub fn audit(&mut self, mut event: audit::Event) -> Result<i64> {
         let withheld = "(withheld: it could not be checked for secrets while the vault is locked)";
         // A subject names a server, tool, secret or profile (all stored in the clear):
@@ -19,54 +22,123 @@ impl Store {
         event.detail = event
             .detail
             .map(|d| self.redact(&d).unwrap_or_else(|_| withheld.into()));
-        // IMMEDIATE: the write lock first, so tai processes sharing the vault (a server's
-        // workers) wait their turn (busy_timeout) instead of failing on a stale read.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql("appending to the audit trail"))?;
-        // Whether the seal is on, read under the write lock: another process sealing the
-        // vault in between cannot leave this row keyed the old way (and one read
-        // transaction less per call).
-        let sealed = tx
-            .prepare_cached("SELECT 1 FROM meta WHERE key = 'seal_check'")
-            .and_then(|mut st| st.exists([]))
-            .map_err(sql("appending to the audit trail"))?;
-        let (chain, key, move_head): (i64, &[u8], bool) = match (sealed, &self.key) {
+        let mut journal = self.journal.borrow_mut();
+        // Under the journal's lock nothing moves the chain or the seal but this call.
+        let locked = journal.lock()?;
+        // The tail is the journal's last row; with the journal empty (just folded, or
+        // the seal just changed), the table's last row and the seal as `meta` says.
+        let (len, tail) = locked.tail()?;
+        let tail = match tail {
+            Some(tail) => tail,
+            None => self.table_tail()?,
+        };
+        let (chain, key, move_head): (i64, &[u8], bool) = match (tail.sealed, &self.key) {
             (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, true),
             (true, Some(k)) => (audit::CHAIN_SEALED, &k.audit_key()[..], true),
             (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, false),
         };
-        // Cached statements: a served call appends a row each, so parsing these per call
-        // showed in the profile.
-        let (prev_id, prev_hash): (i64, String) = tx
+        let (prev_id, prev_hash) = (tail.id, &tail.hash);
+        let id = prev_id + 1;
+        let time = now_ms();
+        let hash = audit::link(key, chain, prev_hash, id, time, &event);
+        let head = move_head.then(|| audit::Head::new(key, id, &hash).encode());
+        let row = audit::Row {
+            id,
+            time,
+            event,
+            hash,
+            chain,
+        };
+        let sealed = tail.sealed;
+        let len = locked.append(&Entry { row, sealed }, len, head.as_deref())?;
+        drop(locked);
+        journal.appended = true;
+        drop(journal);
+        if Journal::wants_fold(len) {
+            // The row is in the journal either way; a fold that fails now is tried again
+            // by the next one.
+            let _ = self.audit_fold();
+        }
+        Ok(id)
+    }
+
+    /// Move the journal's rows into the table and the head into `meta`, then empty the
+    /// journal: before anything reads the trail, and from time to time.
+    pub fn audit_fold(&self) -> Result<()> {
+        let mut journal = self.journal.borrow_mut();
+        let locked = journal.lock()?;
+        self.fold_locked(&locked)?;
+        drop(locked);
+        journal.appended = false;
+        Ok(())
+    }
+
+    /// The fold, under the journal's lock (which the seal's changes hold around theirs).
+    pub(super) fn fold_locked(&self, locked: &Locked<'_>) -> Result<()> {
+        let Contents { head, entries } = locked.contents()?;
+        if entries.is_empty() {
+            return locked.clear();
+        }
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )
+        .map_err(sql("folding the audit journal"))?;
+        let last: i64 = tx
+            .query_row("SELECT coalesce(max(id), 0) FROM audit", [], |r| r.get(0))
+            .map_err(sql("folding the audit journal"))?;
+        let mut next = last + 1;
+        for Entry { row, .. } in entries {
+            if row.id <= last {
+                continue; // folded already: the fold that wrote it stopped before emptying
+            }
+            if row.id != next {
+                return Err(locked.damaged(format!(
+                    "its row {} does not follow the trail's row {}",
+                    row.id,
+                    next - 1
+                )));
+            }
+            let e = &row.event;
+            tx.prepare_cached(
+                "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    row.id, row.time, e.kind, e.subject, e.arg_digest, e.outcome,
+                    e.duration_ms, e.size, e.detail, row.hash, row.chain
+                ])
+            })
+            .map_err(sql("folding the audit journal"))?;
+            next += 1;
+        }
+        if let Some(head) = head {
+            write_audit_head(&tx, &head)?;
+        }
+        tx.commit().map_err(sql("folding the audit journal"))?;
+        locked.clear()
+    }
+
+    /// The chain's tail as the table and `meta` state it (the journal being empty).
+    fn table_tail(&self) -> Result<Tail> {
+        let sealed = self
+            .conn
+            .prepare_cached("SELECT 1 FROM meta WHERE key = 'seal_check'")
+            .and_then(|mut st| st.exists([]))
+            .map_err(sql("appending to the audit trail"))?;
+        let (id, hash) = self
+            .conn
             .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
             .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
             .map_err(sql("appending to the audit trail"))?
             .unwrap_or((0, String::new()));
-        let id = prev_id + 1;
-        let time = now_ms();
-        let hash = audit::link(key, chain, &prev_hash, id, time, &event);
-        tx.prepare_cached(
-            "INSERT INTO audit(id, time, kind, subject, arg_digest, outcome, duration, size, detail, hash, chain)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )
-        .and_then(|mut st| {
-            st.execute(params![
-                id, time, event.kind, event.subject, event.arg_digest, event.outcome,
-                event.duration_ms, event.size, event.detail, hash, chain
-            ])
-        })
-        .map_err(sql("appending to the audit trail"))?;
-        if move_head {
-            write_audit_head(&tx, &audit::Head::new(key, id, &hash))?;
-        }
-        tx.commit().map_err(sql("appending to the audit trail"))?;
-        Ok(id)
+        Ok(Tail { id, hash, sealed })
     }
 
     /// The newest `limit` rows (all when `None`), oldest first.
     pub fn audit_rows(&self, limit: Option<usize>) -> Result<Vec<audit::Row>> {
+        self.audit_fold()?;
         let mut st = self
             .conn
             .prepare(
@@ -121,13 +193,13 @@ impl Store {
 /// The `meta` key of the audit chain's authenticated head.
 const AUDIT_HEAD: &str = "audit_head";
 
-fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &audit::Head) -> Result<()> {
+fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &str) -> Result<()> {
     // An upsert, not INSERT OR REPLACE: the row is updated in place (same rowid), so the
     // commit changes only `meta`'s leaf, not also its key index.
     tx.prepare_cached(
         "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     )
-        .and_then(|mut st| st.execute(params![AUDIT_HEAD, head.encode()]))
+        .and_then(|mut st| st.execute(params![AUDIT_HEAD, head]))
         .map_err(sql("moving the audit trail's head"))?;
     Ok(())
 }
@@ -144,7 +216,7 @@ pub(super) fn rekey_audit_head(tx: &rusqlite::Transaction<'_>, key: &[u8]) -> Re
         .optional()
         .map_err(sql("reading the audit trail"))?;
     match last {
-        Some((id, hash)) => write_audit_head(tx, &audit::Head::new(key, id, &hash)),
+        Some((id, hash)) => write_audit_head(tx, &audit::Head::new(key, id, &hash).encode()),
         None => Ok(()),
     }
 }
@@ -204,5 +276,180 @@ mod tests {
             s.store.audit_verify().unwrap(),
             Verdict::Intact { .. }
         ));
+    }
+
+    fn intact_rows(store: &crate::vault::Store) -> usize {
+        match store.audit_verify().unwrap() {
+            Verdict::Intact { rows, .. } => rows,
+            other => panic!("not intact: {other:?}"),
+        }
+    }
+
+    fn journal_path(s: &Scratch) -> std::path::PathBuf {
+        let mut p = s.store.path().as_os_str().to_owned();
+        p.push("-audit");
+        p.into()
+    }
+
+    #[test]
+    fn rows_wait_in_the_journal_until_a_reader_or_the_close_folds_them() {
+        let s = Scratch::new();
+        let mut other = crate::vault::Store::open(s.store.path()).unwrap();
+        other.audit(Event::new("k", "one", Outcome::Ok)).unwrap();
+        other.audit(Event::new("k", "two", Outcome::Ok)).unwrap();
+        let in_table = |store: &crate::vault::Store| -> i64 {
+            store
+                .conn()
+                .query_row("SELECT count(*) FROM audit", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(
+            in_table(&s.store),
+            0,
+            "appended to the journal, not the table"
+        );
+        assert!(std::fs::metadata(journal_path(&s)).unwrap().len() > 0);
+        // Any reader folds first, in whichever process.
+        assert_eq!(s.store.audit_rows(None).unwrap().len(), 2);
+        assert_eq!(in_table(&s.store), 2);
+        assert_eq!(std::fs::metadata(journal_path(&s)).unwrap().len(), 0);
+        other.audit(Event::new("k", "three", Outcome::Ok)).unwrap();
+        drop(other);
+        assert_eq!(
+            in_table(&s.store),
+            3,
+            "a process that appended folds as it closes"
+        );
+        assert_eq!(intact_rows(&s.store), 3);
+    }
+
+    #[test]
+    fn two_stores_appending_in_turn_with_folds_and_the_seal_between_keep_one_chain() {
+        let mut s = Scratch::new();
+        let mut other = crate::vault::Store::open(s.store.path()).unwrap();
+        for i in 0..40 {
+            let store = if i % 3 == 0 { &mut other } else { &mut s.store };
+            store
+                .audit(Event::new("k", &format!("row {i}"), Outcome::Ok))
+                .unwrap();
+            if i % 7 == 0 {
+                other.audit_fold().unwrap();
+            }
+            if i == 20 {
+                s.store
+                    .seal("pass phrase", crate::vault::seal::TEST_KDF)
+                    .unwrap();
+                other.unlock("pass phrase").unwrap();
+            }
+        }
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(rows.len(), 40);
+        assert!(rows.iter().enumerate().all(|(i, r)| r.id == i as i64 + 1));
+        assert_eq!(intact_rows(&s.store), 40);
+        assert_eq!(intact_rows(&other), 40);
+    }
+
+    #[test]
+    fn a_fold_that_stopped_before_emptying_the_journal_is_not_folded_twice() {
+        let mut s = Scratch::new();
+        for i in 0..3 {
+            s.store
+                .audit(Event::new("k", &format!("s{i}"), Outcome::Ok))
+                .unwrap();
+        }
+        let journal = std::fs::read(journal_path(&s)).unwrap();
+        s.store.audit_fold().unwrap();
+        // As if the fold had committed and stopped before emptying the journal.
+        std::fs::write(journal_path(&s), &journal).unwrap();
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(intact_rows(&s.store), 4);
+    }
+
+    #[test]
+    fn a_damaged_journal_stops_appends_and_reads_until_moved_aside() {
+        let mut s = Scratch::new();
+        s.store.audit(Event::new("k", "s1", Outcome::Ok)).unwrap();
+        let path = journal_path(&s);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend(b"{\"not\": \"a row\"}\n");
+        std::fs::write(&path, &bytes).unwrap();
+        let err = s
+            .store
+            .audit(Event::new("k", "s2", Outcome::Ok))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("damaged") && err.contains("moved aside"),
+            "{err}"
+        );
+        let err = s.store.audit_rows(None).unwrap_err().to_string();
+        assert!(err.contains("damaged"), "{err}");
+        // A journal whose rows skip ahead of the table is damage too.
+        std::fs::rename(&path, path.with_extension("aside")).unwrap();
+        let mut s = Scratch::new();
+        s.store.audit(Event::new("k", "s1", Outcome::Ok)).unwrap();
+        let path = journal_path(&s);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replacen("\"id\":1,", "\"id\":5,", 1)).unwrap();
+        let err = s.store.audit_rows(None).unwrap_err().to_string();
+        assert!(err.contains("does not follow"), "{err}");
+    }
+
+    #[test]
+    fn a_line_cut_short_by_a_crash_is_dropped_and_the_chain_goes_on() {
+        let mut s = Scratch::new();
+        s.store.audit(Event::new("k", "s1", Outcome::Ok)).unwrap();
+        let path = journal_path(&s);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"id\":2,\"time\"").unwrap();
+        s.store.audit(Event::new("k", "s2", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(
+            rows.iter()
+                .map(|r| r.event.subject.as_str())
+                .collect::<Vec<_>>(),
+            ["s1", "s2"]
+        );
+        assert_eq!(intact_rows(&s.store), 2);
+    }
+
+    #[test]
+    fn removing_the_newest_lines_from_the_journal_is_a_truncation() {
+        for sealed in [false, true] {
+            let mut s = Scratch::new();
+            if sealed {
+                s.store
+                    .seal("pass phrase", crate::vault::seal::TEST_KDF)
+                    .unwrap();
+            }
+            s.store
+                .audit(Event::new("k", "folded", Outcome::Ok))
+                .unwrap();
+            s.store.audit_fold().unwrap();
+            for i in 0..3 {
+                s.store
+                    .audit(Event::new("k", &format!("s{i}"), Outcome::Ok))
+                    .unwrap();
+            }
+            // Cut the newest line off the journal, as someone holding the file can.
+            let path = journal_path(&s);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let cut = text[..text.len() - 1].rfind('\n').unwrap() + 1;
+            std::fs::write(&path, &text[..cut]).unwrap();
+            assert!(
+                matches!(
+                    s.store.audit_verify().unwrap(),
+                    Verdict::Truncated { head: 4, found: 3 }
+                ),
+                "sealed {sealed}"
+            );
+        }
     }
 }

@@ -13,6 +13,7 @@
 //! bound for the disk (audit details, records, conversations) passes through it here.
 
 pub mod audit;
+mod audit_journal;
 mod audit_log;
 mod conversations;
 mod profiles;
@@ -151,6 +152,8 @@ pub struct Store {
     /// `known` plus the vault's secrets and stored literal values: built on first use,
     /// dropped when they change.
     set: RefCell<Option<RedactionSet>>,
+    /// The audit trail's append-only journal (`audit_journal`).
+    journal: RefCell<audit_journal::Journal>,
 }
 
 impl Store {
@@ -217,6 +220,7 @@ impl Store {
             key: None,
             known: RedactionSet::default(),
             set: RefCell::new(None),
+            journal: RefCell::new(audit_journal::Journal::open(path)?),
         };
         store.migrate(version)?;
         Ok(store)
@@ -280,6 +284,16 @@ impl Store {
             )
             .map_err(sql("writing meta"))?;
         Ok(())
+    }
+}
+
+impl Drop for Store {
+    /// A process that appended to the audit journal folds it as it closes the vault, so
+    /// the table holds its rows; a fold that cannot run now is left to the next reader.
+    fn drop(&mut self) {
+        if self.journal.get_mut().appended {
+            let _ = self.audit_fold();
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The vault schema as an ordered list of migrations; `PRAGMA user_version` counts those applied.
 
 /// Migration `i` takes a vault from `user_version = i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The version a fully migrated vault has.
 pub const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -29,6 +29,12 @@ pub const ALL_TABLES: &[&str] = &[
     "served_conversations",
     "served_sessions",
 ];
+
+/// v6: no table changes. From v6 on, the newest audit rows may wait in the journal beside
+/// the vault (`vault.db-audit`, see `audit_journal`) until a fold moves them into `audit`;
+/// a tai from before would not see them and would chain its own rows past them, so the
+/// version tells it the vault is newer than it understands.
+const V6: &str = "SELECT 1;";
 
 /// v5: the audit table without AUTOINCREMENT. Every row's id is chosen by the append
 /// (the last id + 1, inside the write lock) and bound into its link, so the counter in

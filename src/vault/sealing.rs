@@ -58,6 +58,11 @@ impl Store {
         let check = key
             .seal(seal::CHECK_PLAINTEXT, "meta:seal_check")
             .map_err(io("sealing".into()))?;
+        // The journal's rows are folded into the table first, and its lock held, so no
+        // row is chained the old way after the head is keyed anew.
+        let mut journal = self.journal.borrow_mut();
+        let locked = journal.lock()?;
+        self.fold_locked(&locked)?;
         let tx = self.conn.transaction().map_err(sql("sealing"))?;
         rewrite_sealable(&tx, |aad, v| match v {
             Value::Text(t) => key
@@ -85,6 +90,8 @@ impl Store {
         .map_err(sql("sealing"))?;
         super::audit_log::rekey_audit_head(&tx, key.audit_key())?;
         tx.commit().map_err(sql("sealing"))?;
+        drop(locked);
+        drop(journal);
         self.key = Some(key);
         self.remember("vault-passphrase", passphrase);
         self.redaction_changed();
@@ -146,6 +153,9 @@ impl Store {
             return Err(Error::Invalid("the vault is not sealed".into()));
         }
         let key = self.key.as_ref().ok_or(Error::Locked)?;
+        let mut journal = self.journal.borrow_mut();
+        let locked = journal.lock()?;
+        self.fold_locked(&locked)?;
         let tx = self.conn.transaction().map_err(sql("unsealing"))?;
         rewrite_sealable(&tx, |aad, v| match v {
             Value::Blob(b) => open_text(key, &b, aad).map(Value::Text),
@@ -160,6 +170,8 @@ impl Store {
         .map_err(sql("unsealing"))?;
         super::audit_log::rekey_audit_head(&tx, audit::PUBLIC_KEY)?;
         tx.commit().map_err(sql("unsealing"))?;
+        drop(locked);
+        drop(journal);
         self.key = None;
         self.scrub_files()
     }

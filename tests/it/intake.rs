@@ -394,6 +394,7 @@ fn sealed_header_values_stay_off_disk() {
         v.clone(),
         v.with_extension("db-wal"),
         v.with_extension("db-shm"),
+        v.with_extension("db-audit"),
     ] {
         assert!(
             !file_contains(&f, b"LITERAL-HEADER-SECRET-4f2a"),

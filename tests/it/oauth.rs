@@ -87,12 +87,13 @@ fn call(name: &str, args: Value) -> Value {
     json!({"tool_calls": [{"name": name, "arguments": args.to_string()}]})
 }
 
-fn vault_files(t: &Tai) -> [PathBuf; 3] {
+fn vault_files(t: &Tai) -> [PathBuf; 4] {
     let p = t.vault_path();
     [
         p.clone(),
         p.with_extension("db-wal"),
         p.with_extension("db-shm"),
+        p.with_extension("db-audit"),
     ]
 }
 

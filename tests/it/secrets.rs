@@ -255,7 +255,7 @@ fn a_server_echoing_every_secret_kind_leaks_none_of_them() {
 
     // the sealed files hold no secret, no conversation text and no literal token
     let home = t.home();
-    for f in ["vault.db", "vault.db-wal", "vault.db-shm"] {
+    for f in ["vault.db", "vault.db-wal", "vault.db-shm", "vault.db-audit"] {
         let path = home.join(f);
         for (form, what) in every_form() {
             assert!(
@@ -342,7 +342,7 @@ fn server_commands_work_on_a_sealed_vault_with_and_without_the_passphrase() {
             status.contains("conversations") && status.contains("stay readable"),
             "{status}"
         );
-        for f in ["vault.db", "vault.db-wal"] {
+        for f in ["vault.db", "vault.db-wal", "vault.db-audit"] {
             let path = t.home().join(f);
             assert!(!file_contains(&path, LITERAL_ENV.as_bytes()), "{f}");
             assert!(!file_contains(&path, HEADER_TOKEN.as_bytes()), "{f}");
@@ -549,7 +549,7 @@ fn sealing_seals_what_was_stored_before() {
     );
     store.seal(PASSPHRASE, fast).unwrap();
     drop(store);
-    for f in ["vault.db", "vault.db-wal", "vault.db-shm"] {
+    for f in ["vault.db", "vault.db-wal", "vault.db-shm", "vault.db-audit"] {
         let p = dir.path().join(f);
         for marker in [
             "record-plaintext-marker",
@@ -754,7 +754,7 @@ fn the_first_unlock_after_the_upgrade_seals_what_v2_left_plain() {
     );
     store.unlock(PASSPHRASE).unwrap();
     drop(store);
-    for f in ["vault.db", "vault.db-wal"] {
+    for f in ["vault.db", "vault.db-wal", "vault.db-audit"] {
         let p = dir.path().join(f);
         for text in [LITERAL_ENV, "old-conversation-text", "old-record-text"] {
             assert!(!file_contains(&p, text.as_bytes()), "{text} in {f}");
@@ -867,4 +867,90 @@ fn consent_shows_what_an_env_file_sets() {
     assert!(shown.contains("LD_PRELOAD=/tmp/evil.so"), "{shown}");
     assert!(shown.contains("API_TOKEN="), "{shown}");
     assert!(!shown.contains("tok-0123456789abcdef"), "{shown}");
+}
+
+/// Every tai process on a vault appends to one audit chain: a server answering calls (its
+/// rows wait in the journal beside the vault) and CLI processes appending and folding as
+/// they close, all at once. Nothing is lost, nothing is chained twice, the chain verifies,
+/// and a reader sees the server's rows while it still runs.
+#[test]
+fn processes_appending_at_once_keep_one_intact_chain() {
+    use crate::serve_http::{AUTH, CT, raw, serve};
+    let t = Tai::new("audit-many");
+    let server = serve(&t);
+    let port = server.port;
+    let listed = TempDir::new("audit-many-listed");
+    let dir = listed.path().to_path_buf();
+    let calls = 60;
+    let client = std::thread::spawn(move || {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+        for i in 0..calls {
+            let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"_meta": meta, "name": "list_dir", "arguments": {"path": dir}}});
+            let (status, _, out) = raw(
+                port,
+                "POST",
+                &[
+                    CT,
+                    AUTH,
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "list_dir"),
+                ],
+                &body.to_string(),
+            );
+            assert_eq!(status, 200, "{out}");
+            assert!(out.contains("\"isError\":false"), "{out}");
+        }
+    });
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let cmd = |n: usize| {
+                let mut c = t.cmd(&["vault", "secret", "set", &format!("w{w}s{n}")]);
+                c.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped());
+                c
+            };
+            let cmds: Vec<_> = (0..8).map(cmd).collect();
+            std::thread::spawn(move || {
+                for mut c in cmds {
+                    let mut child = c.spawn().unwrap();
+                    use std::io::Write;
+                    child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(b"value-long-enough")
+                        .unwrap();
+                    let out = child.wait_with_output().unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    client.join().unwrap();
+    writers.into_iter().for_each(|w| w.join().unwrap());
+    // The server still runs, its newest rows in the journal: the reader folds them in.
+    let listed = t
+        .run(&["vault", "audit", "--limit", "1000", "--json"])
+        .ok()
+        .to_string();
+    let rows: Vec<Value> = serde_json::from_str(&listed).unwrap();
+    let count = |kind: &str| rows.iter().filter(|r| r["kind"] == kind).count();
+    assert_eq!(count("tool-call"), calls as usize, "{listed}");
+    assert_eq!(count("secret"), 3 * 8, "{listed}");
+    let ids: Vec<i64> = rows.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as i64).collect::<Vec<_>>(),
+        "one gapless chain"
+    );
+    let verdict = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(verdict.contains("intact"), "{verdict}");
+    drop(server);
 }

@@ -594,11 +594,10 @@ fn failures_close() {
         json!([call("read_file", json!({"path": file})), {"text": "ok"}]),
     );
     use_model(&mut t, &model);
-    t.raw_db()
-        .execute_batch(
-            "CREATE TRIGGER no_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
-        )
-        .unwrap();
+    // Rows are appended to the journal beside the vault (then folded into the table): a
+    // journal that cannot be appended to (here: a damaged line in it) stops every result.
+    let journal = format!("{}-audit", t.vault_path().display());
+    std::fs::write(&journal, "the disk is full\n").unwrap();
     t.run(&["-p", "read it"]).ok();
     let msg = &ModelStub::tool_messages(&model.requests()[1])[0];
     assert!(

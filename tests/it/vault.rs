@@ -302,6 +302,7 @@ fn no_plaintext_on_disk_while_sealed() {
             p.clone(),
             p.with_extension("db-wal"),
             p.with_extension("db-shm"),
+            p.with_extension("db-audit"),
         ]
     };
     assert!(
