@@ -29,7 +29,7 @@ use super::Bridge;
 use crate::approval::ApprovalKey;
 use crate::mcp::caps::MCP_RESULT_MAX;
 use crate::mcp_servers::store::{self, pin_hash};
-use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
+use crate::tools::{self, Native, ToolContext, ToolDef, ToolOutput};
 use crate::vault::audit::{Event, Outcome, digest};
 
 /// Who is asking. Policy differs only where the issue of trust differs.
@@ -78,7 +78,7 @@ pub struct Passed {
 
 enum Target {
     Local,
-    Native(Box<dyn NativeTool>),
+    Native(&'static Native),
     Mcp {
         server: String,
         tool: String,
@@ -108,7 +108,7 @@ pub fn call(
         Ask::Named(n) => n.to_string(),
         Ask::Mcp { server, tool } => format!("{server}/{tool}"),
     };
-    let (kind, subject, result) = match resolve(bridge, entrance, ask, args.clone(), &local) {
+    let (kind, subject, result) = match resolve(bridge, entrance, ask, &args, &local) {
         Err((outcome, text)) => ("tool-call", shown_name.clone(), Err((outcome, text))),
         Ok(target) => {
             let (kind, subject) = match &target {
@@ -233,12 +233,12 @@ fn audit(
     }
 }
 
-/// Step 1: what the call is for.
+/// Step 1: what the call is for. Only a call bound for an MCP server copies the arguments.
 fn resolve(
     bridge: &Bridge,
     entrance: Entrance,
     ask: Ask<'_>,
-    args: Map<String, Value>,
+    args: &Map<String, Value>,
     local: &Option<Local<'_>>,
 ) -> Result<Target, Refused> {
     let name = match ask {
@@ -246,14 +246,14 @@ fn resolve(
             return Ok(Target::Mcp {
                 server: server.to_string(),
                 tool: tool.to_string(),
-                arguments: args,
+                arguments: args.clone(),
                 schema: None,
             });
         }
         Ask::Named(name) => name,
     };
     if let Some(l) = local.as_ref().filter(|l| l.def.name == name) {
-        tools::check_args(&l.def.parameters, &args)
+        tools::check_args(&l.def.parameters, args)
             .map_err(|why| (Outcome::BadArguments, format!("{name}: {why}")))?;
         return Ok(Target::Local);
     }
@@ -261,12 +261,11 @@ fn resolve(
         return Ok(Target::Mcp {
             server: t.server.clone(),
             tool: t.tool.clone(),
-            arguments: args,
+            arguments: args.clone(),
             schema: Some(t.schema.clone()),
         });
     }
-    let native = tools::all().into_iter().find(|t| t.def().name == name);
-    let Some(native) = native else {
+    let Some(native) = tools::find(name) else {
         return Err((
             Outcome::UnknownTool,
             if name.starts_with("mcp_") {
@@ -278,7 +277,7 @@ fn resolve(
             },
         ));
     };
-    tools::check_args(&native.def().parameters, &args)
+    tools::check_args(&native.def.parameters, args)
         .map_err(|why| (Outcome::BadArguments, format!("{name}: {why}")))?;
     if name == "mcp_call" {
         if entrance == Entrance::Network {
@@ -289,8 +288,8 @@ fn resolve(
             ));
         }
         return Ok(Target::Mcp {
-            server: tools::arg_str(&args, "server").to_string(),
-            tool: tools::arg_str(&args, "tool").to_string(),
+            server: tools::arg_str(args, "server").to_string(),
+            tool: tools::arg_str(args, "tool").to_string(),
             arguments: args
                 .get("args")
                 .and_then(Value::as_object)
@@ -337,8 +336,7 @@ fn run(
             let outcome = Outcome::of_call(out.is_error);
             Ok((out, outcome))
         }
-        Target::Native(tool) => {
-            let def = tool.def();
+        Target::Native(Native { def, tool }) => {
             if let Some(only) = &ctx.config.served_tools
                 && !only.iter().any(|n| n == def.name)
             {
@@ -558,10 +556,7 @@ pub fn dispatch(
     if name != "mcp_call" {
         return tools::dispatch(name, ctx, args);
     }
-    let def = tools::all()
-        .into_iter()
-        .find(|t| t.def().name == name)?
-        .def();
+    let def = &tools::find(name)?.def;
     if let Err(why) = tools::check_args(&def.parameters, args) {
         return Some(ToolOutput::error(format!("{name}: {why}")));
     }

@@ -197,12 +197,17 @@ impl Exchange {
                     }
                 }
                 Phase::Body(mut body, req, mut got) => {
-                    let mut out = [0u8; 16 * 1024];
                     loop {
-                        match body.read(&self.input, &mut out) {
+                        // Decoded straight into `got`: a body decodes to no more bytes
+                        // than arrived, so room for the input is enough (no zeroed 16 KiB
+                        // scratch per request and no second copy).
+                        let before = got.len();
+                        got.resize(before + self.input.len().clamp(64, 16 * 1024), 0);
+                        let read = body.read(&self.input, &mut got[before..]);
+                        got.truncate(before + read.as_ref().map_or(0, |&(_, n)| n));
+                        match read {
                             Ok((used, n)) => {
                                 self.input.drain(..used);
-                                got.extend_from_slice(&out[..n]);
                                 if got.len() > MCP_HTTP_MAX_BODY {
                                     self.output.extend(status_only(413, "Payload Too Large"));
                                     self.input.clear();
@@ -360,7 +365,8 @@ fn write_head(
         builder = builder.header(*k, v.as_str());
     }
     let mut send = provide.provide(builder.body(()).ok()?).ok()?;
-    let mut buf = [0u8; 4 * 1024];
+    // A head is a few hundred bytes; a longer one takes more rounds.
+    let mut buf = [0u8; 1024];
     loop {
         let n = send.write(&mut buf).ok()?;
         out.extend_from_slice(&buf[..n]);

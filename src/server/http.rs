@@ -172,6 +172,8 @@ pub fn serve(
     let mut conns: Vec<Conn> = Vec::new();
     let mut round: u64 = 0;
     let mut next_id: u64 = 0;
+    // One read buffer for every connection, zeroed once (not per readiness: 1% of a call).
+    let mut buf = vec![0u8; 16 * 1024];
     while !crate::sigint::interrupted() {
         let now = Instant::now();
         for c in &mut conns {
@@ -230,7 +232,7 @@ pub fn serve(
         drop(fds);
         let mut dead = Vec::new();
         for (i, c) in conns.iter_mut().enumerate() {
-            if ready[i + 1] && !pump(c, endpoint) {
+            if ready[i + 1] && !pump(c, endpoint, &mut buf) {
                 dead.push(i);
             }
         }
@@ -281,7 +283,7 @@ pub fn serve(
                         closed_at: None,
                     });
                     if let Some(c) = conns.last_mut()
-                        && !pump(c, endpoint)
+                        && !pump(c, endpoint, &mut buf)
                     {
                         conns.pop();
                     }
@@ -336,12 +338,11 @@ fn flush(c: &mut Conn) -> Flushed {
     Flushed::All
 }
 
-/// Move bytes for one ready connection; `false` when it is done.
-fn pump(c: &mut Conn, endpoint: &mut Endpoint) -> bool {
+/// Move bytes for one ready connection, reading through `buf`; `false` when it is done.
+fn pump(c: &mut Conn, endpoint: &mut Endpoint, buf: &mut [u8]) -> bool {
     if matches!(flush(c), Flushed::Dead) {
         return false;
     }
-    let mut buf = [0u8; 16 * 1024];
     // Read while the client sends and there is room for its answers; each chunk goes
     // through the exchange at once, so a refused request's body is never held.
     while c.ex.output.len() < c.ex.outbox || c.closed_at.is_some() {

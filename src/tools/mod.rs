@@ -59,7 +59,9 @@ pub struct ToolContext<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
 }
 
-pub trait NativeTool {
+/// `Send + Sync` so the table [`find`] reads can be built once per process: every tool
+/// is a stateless value.
+pub trait NativeTool: Send + Sync {
     fn def(&self) -> ToolDef;
     fn run(&self, ctx: &mut ToolContext<'_>, args: &Map<String, Value>) -> ToolOutput;
 }
@@ -75,6 +77,31 @@ pub fn all() -> Vec<Box<dyn NativeTool>> {
     all
 }
 
+/// One native tool with its definition, as [`find`] hands them out.
+pub struct Native {
+    pub def: ToolDef,
+    pub tool: Box<dyn NativeTool>,
+}
+
+/// The native tool `name` and its definition. The table is built once per process: a
+/// served call looks its tool up on every request, and building every tool's `def()` (a
+/// `json!` schema each) to compare names was ~3% of the server's CPU (docs/benchmarks.md).
+pub fn find(name: &str) -> Option<&'static Native> {
+    static TABLE: std::sync::OnceLock<Vec<Native>> = std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            all()
+                .into_iter()
+                .map(|tool| Native {
+                    def: tool.def(),
+                    tool,
+                })
+                .collect()
+        })
+        .iter()
+        .find(|n| n.def.name == name)
+}
+
 /// Run the native tool `name`, after checking the arguments' required keys and types
 /// against its schema; `None` when there is no such tool.
 pub fn dispatch(
@@ -82,11 +109,11 @@ pub fn dispatch(
     ctx: &mut ToolContext<'_>,
     args: &Map<String, Value>,
 ) -> Option<ToolOutput> {
-    let tool = all().into_iter().find(|t| t.def().name == name)?;
-    if let Err(why) = check_args(&tool.def().parameters, args) {
+    let native = find(name)?;
+    if let Err(why) = check_args(&native.def.parameters, args) {
         return Some(ToolOutput::error(format!("{name}: {why}")));
     }
-    Some(tool.run(ctx, args))
+    Some(native.tool.run(ctx, args))
 }
 
 /// The checks a model needs to fix its own call: required keys present, and each given

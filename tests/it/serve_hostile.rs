@@ -292,6 +292,51 @@ fn smuggling_shapes_and_the_auth_scheme() {
     assert_eq!(status, 401, "a key with no scheme");
 }
 
+/// A body that arrives in two pieces, split anywhere (inside a chunk's size line, its
+/// data, its CRLF, the last chunk), is read whole: the answer is the same as for one
+/// write, nothing of the body lost or doubled.
+#[test]
+fn a_body_split_anywhere_is_read_whole() {
+    let t = Tai::new("hostile-split-body");
+    let s = serve(&t);
+    let head = |framing: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {KEY}\r\ncontent-type: application/json\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/list\r\nconnection: close\r\n{framing}\r\n"
+        )
+    };
+    let chunked = format!(
+        "{:x}\r\n{}\r\n{:x}\r\n{}\r\n0\r\n\r\n",
+        40,
+        &MODERN_LIST[..40],
+        MODERN_LIST.len() - 40,
+        &MODERN_LIST[40..]
+    );
+    let cases = [
+        (
+            head(&format!("content-length: {}\r\n", MODERN_LIST.len())),
+            MODERN_LIST.to_string(),
+        ),
+        (head("transfer-encoding: chunked\r\n"), chunked),
+    ];
+    for (head, body) in &cases {
+        for cut in 0..=body.len() {
+            let mut sock = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+            sock.set_nodelay(true).unwrap();
+            sock.write_all(head.as_bytes()).unwrap();
+            sock.write_all(&body.as_bytes()[..cut]).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+            sock.write_all(&body.as_bytes()[cut..]).unwrap();
+            let (got, _) = read_to_close(&mut sock, Duration::from_secs(5));
+            let got = String::from_utf8_lossy(&got);
+            assert!(got.starts_with("HTTP/1.1 200"), "cut {cut}: {got}");
+            assert!(
+                got.contains(r#""id":2"#) && got.contains(r#""name":"list_dir""#),
+                "cut {cut} of {head}: {got}"
+            );
+        }
+    }
+}
+
 const LONG_KEY: &str = "k-0123456789abcdef0123456789abcdef";
 
 fn serve_bound(t: &Tai, bind: &str, key: &str) -> Result<Served, String> {
