@@ -23,8 +23,10 @@
 //! trail, before the seal changes, and when a process that appended closes its vault)
 //! moves the lines into the table and the head into `meta` in one transaction, under the
 //! same lock, then empties the journal; lines the table already holds (a fold that
-//! stopped between its commit and the truncation) are skipped. A line cut short by a
-//! crash mid-write is the row of a result that never left: it is dropped. (A crash
+//! stopped between its commit and the truncation) are skipped, when the table's row
+//! under that id has the same hash (another is an older journal put back: damage). A
+//! line cut short by a crash mid-write is the row of a result that never left: it is
+//! dropped. (A crash
 //! between a row's write and its head's leaves that row past the head: `verify` reports
 //! it.) Any other line that does not parse, or a journal that does not continue the
 //! table, stops appends and reads alike (fail closed) with what to do.

@@ -90,7 +90,21 @@ impl Store {
         let mut next = last + 1;
         for Entry { row, .. } in entries {
             if row.id <= last {
-                continue; // folded already: the fold that wrote it stopped before emptying
+                // Folded already (the fold that wrote it stopped before emptying), if the
+                // table holds this very row; else an older journal put back, whose new
+                // rows would vanish here after their results left.
+                let held: Option<String> = tx
+                    .prepare_cached("SELECT hash FROM audit WHERE id = ?1")
+                    .and_then(|mut st| st.query_row([row.id], |r| r.get(0)).optional())
+                    .map_err(sql("folding the audit journal"))?;
+                if held.as_deref() != Some(row.hash.as_str()) {
+                    return Err(locked.damaged(format!(
+                        "its row {} is not the trail's row {}: it does not continue the trail \
+                         (an older copy of the journal?)",
+                        row.id, row.id
+                    )));
+                }
+                continue;
             }
             if row.id != next {
                 return Err(locked.damaged(format!(
@@ -450,6 +464,32 @@ mod tests {
                 ),
                 "sealed {sealed}"
             );
+        }
+    }
+
+    #[test]
+    fn rows_the_table_holds_are_skipped_only_when_they_are_the_same_rows() {
+        // An older copy of the journal put back after its rows (and more) were folded:
+        // the row tai appends to it must not vanish at the next fold.
+        let mut s = Scratch::new();
+        for i in 0..2 {
+            s.store
+                .audit(Event::new("k", &format!("s{i}"), Outcome::Ok))
+                .unwrap();
+        }
+        let old = std::fs::read(journal_path(&s)).unwrap();
+        s.store.audit(Event::new("k", "s2", Outcome::Ok)).unwrap();
+        s.store.audit(Event::new("k", "s3", Outcome::Ok)).unwrap();
+        s.store.audit_fold().unwrap();
+        std::fs::write(journal_path(&s), &old).unwrap();
+        let appended = s.store.audit(Event::new("k", "returned", Outcome::Ok));
+        let folded = s.store.audit_rows(None);
+        match (appended, folded) {
+            (Err(e), _) | (_, Err(e)) => assert!(e.to_string().contains("damaged"), "{e}"),
+            (Ok(_), Ok(rows)) => assert!(
+                rows.iter().any(|r| r.event.subject == "returned"),
+                "a row appended (its result returned) vanished from the trail"
+            ),
         }
     }
 }
