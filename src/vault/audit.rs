@@ -290,7 +290,7 @@ impl Head {
         })
     }
 
-    fn authentic(&self, key: &[u8]) -> bool {
+    pub fn authentic(&self, key: &[u8]) -> bool {
         head_mac(key, self.count, &self.last) == self.mac
     }
 }

@@ -26,10 +26,11 @@
 //! stopped between its commit and the truncation) are skipped, when the table's row
 //! under that id has the same hash (another is an older journal put back: damage). A
 //! line cut short by a crash mid-write is the row of a result that never left: it is
-//! dropped. (A crash
-//! between a row's write and its head's leaves that row past the head: `verify` reports
-//! it.) Any other line that does not parse, or a journal that does not continue the
-//! table, stops appends and reads alike (fail closed) with what to do.
+//! dropped. (A crash between a row's write and its head's leaves that row past the
+//! head; the next head covers it.) A row that moves the head follows only a tail its
+//! head covers (`head_admits`), so a cut is never covered by a new head. Any other line
+//! that does not parse, or a journal that does not continue the table, stops appends
+//! and reads alike (fail closed) with what to do.
 //!
 //! Lock order: the journal's lock, then SQLite's write lock; nothing takes them the
 //! other way round.
@@ -42,7 +43,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::audit::{Event, Row};
+use super::audit::{CHAIN_PUBLIC, Event, Head, Row};
 use super::{Error, Result};
 use crate::deadline::Deadline;
 use crate::limits::{AUDIT_JOURNAL_FOLD_BYTES, AUDIT_JOURNAL_MAX_BYTES, VAULT_BUSY_TIMEOUT};
@@ -124,15 +125,62 @@ impl From<Line<String>> for Entry {
 struct TipLine {
     id: i64,
     hash: String,
+    chain: i64,
     sealed: bool,
 }
 
-/// The chain's tail: the last row's id and hash, and whether the seal is on.
+/// The chain's tail: the last row's id, hash and chain, and whether the seal is on.
 #[derive(Debug, PartialEq)]
 pub(super) struct Tail {
     pub id: i64,
     pub hash: String,
+    pub chain: i64,
     pub sealed: bool,
+}
+
+impl Tail {
+    /// A row a sealed vault appended while locked: it never moved the head.
+    pub fn headless(&self) -> bool {
+        self.sealed && self.chain == CHAIN_PUBLIC
+    }
+}
+
+/// Whether a row chained under `key` may follow `tail`, given the head that covers it
+/// (`head`: the journal's slot, or `meta`'s when the tail is the table's). Every row
+/// but one a locked vault appends moves the head, so a head that does not cover the
+/// tail means the newest rows were cut (or the head rewritten without the key), and a
+/// new head over them would hide the cut. `Ok(true)`: it may; `Ok(false)`: there is no
+/// head, which the caller judges (a crash before the journal's first head was written,
+/// or rows a locked vault appended); `Err`: why not.
+pub(super) fn head_admits(
+    head: Option<&str>,
+    tail: &Tail,
+    key: &[u8],
+) -> std::result::Result<bool, String> {
+    let Some(text) = head else {
+        return Ok(false);
+    };
+    let Some(head) = Head::decode(text) else {
+        return Err("its head is malformed".into());
+    };
+    if !head.authentic(key) {
+        return Err("its head does not authenticate with the chain's key".into());
+    }
+    if head.count > tail.id {
+        return Err(format!(
+            "its head covers row {} but its last row is {}: the newest rows were removed",
+            head.count, tail.id
+        ));
+    }
+    if head.count == tail.id && head.last != tail.hash {
+        return Err(format!(
+            "its row {} is not the row its head covers",
+            tail.id
+        ));
+    }
+    // Rows past the head: a crash between a row and its head, or rows a locked vault
+    // appended (`verify` judges them).
+    Ok(true)
 }
 
 /// What a journal holds: the head its slot states and its rows.
@@ -175,13 +223,7 @@ pub(super) fn parse(bytes: &[u8]) -> std::result::Result<Contents, String> {
     let Some((slot, rows)) = bytes.split_at_checked(HEADER_LEN as usize) else {
         return Err("it is shorter than the head's slot".into());
     };
-    let head = if slot.iter().all(|&b| b == 0) {
-        None
-    } else {
-        serde_json::from_slice::<Header<String>>(slot)
-            .map_err(|e| format!("the head's slot does not parse ({e})"))?
-            .head
-    };
+    let head = parse_slot(slot)?;
     let whole = rows.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let entries = rows[..whole]
         .split(|&b| b == b'\n')
@@ -194,6 +236,16 @@ pub(super) fn parse(bytes: &[u8]) -> std::result::Result<Contents, String> {
         })
         .collect::<std::result::Result<_, _>>()?;
     Ok(Contents { head, entries })
+}
+
+/// The head a slot states: all zero bytes (the first row's head never written) is none.
+fn parse_slot(slot: &[u8]) -> std::result::Result<Option<String>, String> {
+    if slot.iter().all(|&b| b == 0) {
+        return Ok(None);
+    }
+    serde_json::from_slice::<Header<String>>(slot)
+        .map(|h| h.head)
+        .map_err(|e| format!("the head's slot does not parse ({e})"))
 }
 
 /// Where the last complete line of `bytes` starts and ends, if there is one; `None` when
@@ -213,6 +265,7 @@ fn tip(line: &[u8]) -> std::result::Result<Tail, String> {
         .map(|t| Tail {
             id: t.id,
             hash: t.hash,
+            chain: t.chain,
             sealed: t.sealed,
         })
         .map_err(|e| format!("its last line does not parse ({e})"))
@@ -383,6 +436,15 @@ impl Locked<'_> {
                 _ => chunk *= 4,
             }
         }
+    }
+
+    /// The head the slot states (`None`: never written, or written by a locked vault).
+    pub fn head(&self) -> Result<Option<String>> {
+        let mut slot = [0; HEADER_LEN as usize];
+        self.file()?
+            .read_exact_at(&mut slot, 0)
+            .map_err(super::io("reading the audit journal's head".into()))?;
+        parse_slot(&slot).map_err(|e| self.damaged(e))
     }
 
     /// Write one row's line at the end (`len`, from `tail`), then `head` into its slot
@@ -572,7 +634,8 @@ mod tests {
                 Some(Tail {
                     id: 3,
                     hash: "h3".into(),
-                    sealed: true
+                    chain: 1,
+                    sealed: true,
                 })
             );
             let c = held.contents().unwrap();
@@ -616,6 +679,40 @@ mod tests {
         assert_eq!(held.tail().unwrap().1.unwrap().id, 5);
         drop(held);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_head_admits_only_a_tail_it_covers_under_the_key() {
+        let key = b"the chain's key";
+        let tail = |id: i64, hash: &str| Tail {
+            id,
+            hash: hash.into(),
+            chain: 2,
+            sealed: true,
+        };
+        let head = |k: &[u8], count, last| Some(Head::new(k, count, last).encode());
+        let cases: &[(Option<String>, Tail, Result<bool, &str>)] = &[
+            (None, tail(3, "h3"), Ok(false)),
+            (head(key, 3, "h3"), tail(3, "h3"), Ok(true)),
+            // Rows past the head: a crash before its write, or a locked vault's rows.
+            (head(key, 2, "h2"), tail(3, "h3"), Ok(true)),
+            (head(key, 4, "h4"), tail(3, "h3"), Err("were removed")),
+            (head(key, 3, "h3"), tail(3, "other"), Err("is not the row")),
+            (
+                head(b"another key", 3, "h3"),
+                tail(3, "h3"),
+                Err("authenticate"),
+            ),
+            (Some("v1:3:h3".into()), tail(3, "h3"), Err("malformed")),
+        ];
+        for (h, t, want) in cases {
+            let got = head_admits(h.as_deref(), t, key);
+            match (want, &got) {
+                (Ok(w), Ok(g)) => assert_eq!(w, g, "{h:?} {t:?}"),
+                (Err(w), Err(g)) => assert!(g.contains(w), "{g}"),
+                _ => panic!("{h:?} {t:?}: {got:?}"),
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::audit_journal::{Contents, Entry, Journal, Locked, Tail};
+use super::audit_journal::{self, Contents, Entry, Journal, Locked, Tail};
 use super::{Error, Result, Store, audit, now_ms, sql};
 
 impl Store {
@@ -27,16 +27,25 @@ impl Store {
         let locked = journal.lock()?;
         // The tail is the journal's last row; with the journal empty (just folded, or
         // the seal just changed), the table's last row and the seal as `meta` says.
-        let (len, tail) = locked.tail()?;
-        let tail = match tail {
+        let (len, in_journal) = locked.tail()?;
+        let tail = match &in_journal {
             Some(tail) => tail,
-            None => self.table_tail()?,
+            None => &self.table_tail()?,
         };
         let (chain, key, move_head): (i64, &[u8], bool) = match (tail.sealed, &self.key) {
             (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, true),
             (true, Some(k)) => (audit::CHAIN_SEALED, &k.audit_key()[..], true),
             (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, false),
         };
+        // A row that moves the head extends only a tail the head covers: a head over
+        // newest rows cut away would hide the cut. (A locked vault cannot tell.)
+        if move_head {
+            if in_journal.is_some() {
+                self.journal_admits(&locked, tail, key)?;
+            } else {
+                self.table_admits(tail, key)?;
+            }
+        }
         let (prev_id, prev_hash) = (tail.id, &tail.hash);
         let id = prev_id + 1;
         let time = now_ms();
@@ -134,6 +143,51 @@ impl Store {
         locked.clear()
     }
 
+    /// Whether the journal's head covers its last row (`head_admits`). Without a head,
+    /// only rows a locked vault appended may come before the last row (which may be
+    /// one whose head's write a crash cut short: the journal's first, or the first
+    /// after those rows).
+    fn journal_admits(&self, locked: &Locked<'_>, tail: &Tail, key: &[u8]) -> Result<()> {
+        if audit_journal::head_admits(locked.head()?.as_deref(), tail, key)
+            .map_err(|why| locked.damaged(why))?
+        {
+            return Ok(());
+        }
+        let Contents { entries, .. } = locked.contents()?;
+        let before_last = &entries[..entries.len().saturating_sub(1)];
+        if before_last
+            .iter()
+            .all(|e| e.sealed && e.row.chain == audit::CHAIN_PUBLIC)
+        {
+            return Ok(());
+        }
+        Err(locked
+            .damaged("it holds rows that moved the head but no head: the newest rows were removed"))
+    }
+
+    /// Whether `meta`'s head covers the table's last row (`head_admits`). Without a
+    /// head only a trail from before the head (legacy rows) or rows a locked vault
+    /// appended may precede the new one.
+    fn table_admits(&self, tail: &Tail, key: &[u8]) -> Result<()> {
+        let damaged = |why: String| {
+            Error::Invalid(format!(
+                "the audit trail is damaged: {why}. Nothing more is appended to it (and no \
+                 audited result is returned); see `tai vault audit --verify`"
+            ))
+        };
+        let head = self.meta_text(AUDIT_HEAD)?;
+        if audit_journal::head_admits(head.as_deref(), tail, key).map_err(damaged)?
+            || tail.id == 0
+            || tail.chain == audit::CHAIN_LEGACY
+            || tail.headless()
+        {
+            return Ok(());
+        }
+        Err(damaged(
+            "its rows moved the head but there is none: the newest rows were removed".into(),
+        ))
+    }
+
     /// The chain's tail as the table and `meta` state it (the journal being empty).
     fn table_tail(&self) -> Result<Tail> {
         let sealed = self
@@ -141,13 +195,21 @@ impl Store {
             .prepare_cached("SELECT 1 FROM meta WHERE key = 'seal_check'")
             .and_then(|mut st| st.exists([]))
             .map_err(sql("appending to the audit trail"))?;
-        let (id, hash) = self
+        let (id, hash, chain) = self
             .conn
-            .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
-            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .prepare_cached("SELECT id, hash, chain FROM audit ORDER BY id DESC LIMIT 1")
+            .and_then(|mut st| {
+                st.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
             .map_err(sql("appending to the audit trail"))?
-            .unwrap_or((0, String::new()));
-        Ok(Tail { id, hash, sealed })
+            .unwrap_or((0, String::new(), audit::CHAIN_LEGACY));
+        Ok(Tail {
+            id,
+            hash,
+            chain,
+            sealed,
+        })
     }
 
     /// The newest `limit` rows (all when `None`), oldest first.
@@ -465,6 +527,195 @@ mod tests {
                 "sealed {sealed}"
             );
         }
+    }
+
+    /// A sealed vault with one row folded and `n` rows in the journal.
+    fn sealed_with_journal(n: usize) -> Scratch {
+        let mut s = Scratch::new();
+        s.store
+            .seal("pass phrase", crate::vault::seal::TEST_KDF)
+            .unwrap();
+        s.store
+            .audit(Event::new("k", "folded", Outcome::Ok))
+            .unwrap();
+        s.store.audit_fold().unwrap();
+        for i in 0..n {
+            s.store
+                .audit(Event::new("k", &format!("s{i}"), Outcome::Ok))
+                .unwrap();
+        }
+        s
+    }
+
+    /// The journal without its newest line.
+    fn cut_newest_line(s: &Scratch) {
+        let path = journal_path(s);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cut = text[..text.len() - 1].rfind('\n').unwrap() + 1;
+        std::fs::write(&path, &text[..cut]).unwrap();
+    }
+
+    fn refused_as_damage(s: &mut Scratch) -> String {
+        let err = s
+            .store
+            .audit(Event::new("k", "next", Outcome::Ok))
+            .map(|id| format!("appended row {id}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("damaged"), "{err}");
+        err
+    }
+
+    #[test]
+    fn an_append_after_the_newest_lines_were_cut_is_refused_not_a_new_head_over_the_gap() {
+        // Cut the newest line and let tai append: the new head would cover the gap, and
+        // the removal would verify intact. The append must refuse instead.
+        let mut s = sealed_with_journal(3);
+        cut_newest_line(&s);
+        let err = refused_as_damage(&mut s);
+        assert!(err.contains("removed"), "{err}");
+        assert!(matches!(
+            s.store.audit_verify().unwrap(),
+            Verdict::Truncated { head: 4, found: 3 }
+        ));
+    }
+
+    #[test]
+    fn a_cut_journal_with_its_head_slot_blanked_or_forged_is_refused_too() {
+        let head_slot = |s: &Scratch, bytes: &[u8]| {
+            use std::os::unix::fs::FileExt;
+            let mut slot = bytes.to_vec();
+            slot.resize(255, b' ');
+            slot.push(b'\n');
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(journal_path(s))
+                .unwrap()
+                .write_all_at(&slot, 0)
+                .unwrap();
+        };
+        // Blanked: as if no head had ever been written.
+        for blank in [&[0u8; 256][..], b"{\"head\":null}"] {
+            let mut s = sealed_with_journal(3);
+            cut_newest_line(&s);
+            head_slot(&s, blank);
+            refused_as_damage(&mut s);
+        }
+        // A head for the cut tail, but without the key (here: the public one).
+        let mut s = sealed_with_journal(3);
+        cut_newest_line(&s);
+        let rows = crate::vault::audit_journal::parse(&std::fs::read(journal_path(&s)).unwrap())
+            .unwrap()
+            .entries;
+        let last = &rows.last().unwrap().row;
+        let forged =
+            crate::vault::audit::Head::new(crate::vault::audit::PUBLIC_KEY, last.id, &last.hash);
+        head_slot(
+            &s,
+            format!("{{\"head\":\"{}\"}}", forged.encode()).as_bytes(),
+        );
+        refused_as_damage(&mut s);
+    }
+
+    #[test]
+    fn an_append_after_the_newest_rows_were_cut_from_the_table_is_refused() {
+        // The same cut in the table (around its trigger), the journal folded empty.
+        let mut s = sealed_with_journal(3);
+        s.store.audit_fold().unwrap();
+        s.store
+            .conn()
+            .execute_batch("DROP TRIGGER audit_no_delete; DELETE FROM audit WHERE id > 2;")
+            .unwrap();
+        let err = s
+            .store
+            .audit(Event::new("k", "next", Outcome::Ok))
+            .map(|id| format!("appended row {id}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("damaged") && err.contains("removed"), "{err}");
+        // And with the head gone too.
+        s.store
+            .conn()
+            .execute("DELETE FROM meta WHERE key = 'audit_head'", [])
+            .unwrap();
+        let err = s
+            .store
+            .audit(Event::new("k", "next", Outcome::Ok))
+            .map(|id| format!("appended row {id}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("removed"), "{err}");
+    }
+
+    #[test]
+    fn a_journal_row_claiming_the_seal_is_off_does_not_downgrade_the_chain() {
+        let mut s = sealed_with_journal(2);
+        let path = journal_path(&s);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let at = text.rfind("\"sealed\":true").unwrap();
+        let flipped = format!("{}\"sealed\":false{}", &text[..at], &text[at + 13..]);
+        std::fs::write(&path, flipped).unwrap();
+        refused_as_damage(&mut s);
+    }
+
+    #[test]
+    fn a_crash_between_a_row_and_its_head_and_rows_a_locked_vault_appended_still_go_on() {
+        // The first row of an empty journal written, its head not: the next append goes on.
+        let mut s = sealed_with_journal(1);
+        {
+            use std::os::unix::fs::FileExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(journal_path(&s))
+                .unwrap()
+                .write_all_at(&[0; 256], 0)
+                .unwrap();
+        }
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        assert_eq!(intact_rows(&s.store), 3);
+        // A later row written, its head not (the slot keeps the previous head).
+        let mut s = sealed_with_journal(2);
+        let path = journal_path(&s);
+        let bytes = std::fs::read(&path).unwrap();
+        let c = crate::vault::audit_journal::parse(&bytes).unwrap();
+        let first = &c.entries[0].row;
+        let old = crate::vault::audit::Head::new(
+            &s.store.key.as_ref().unwrap().audit_key()[..],
+            first.id,
+            &first.hash,
+        );
+        {
+            use std::os::unix::fs::FileExt;
+            let mut slot = format!("{{\"head\":\"{}\"}}", old.encode()).into_bytes();
+            slot.resize(255, b' ');
+            slot.push(b'\n');
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .write_all_at(&slot, 0)
+                .unwrap();
+        }
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        assert_eq!(intact_rows(&s.store), 4);
+        // Rows a locked process appended (no head), then an unlocked one.
+        let mut s = sealed_with_journal(0);
+        let mut locked = crate::vault::Store::open(s.store.path()).unwrap();
+        locked
+            .audit(Event::new("k", "locked 1", Outcome::Ok))
+            .unwrap();
+        locked
+            .audit(Event::new("k", "locked 2", Outcome::Ok))
+            .unwrap();
+        s.store
+            .audit(Event::new("k", "unlocked", Outcome::Ok))
+            .unwrap();
+        drop(locked);
+        assert_eq!(intact_rows(&s.store), 4);
     }
 
     #[test]
