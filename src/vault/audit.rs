@@ -23,6 +23,10 @@ pub const CHAIN_LEGACY: i64 = 0;
 pub const CHAIN_PUBLIC: i64 = 1;
 pub const CHAIN_SEALED: i64 = 2;
 
+/// The longest subject or detail a row keeps, in bytes (a tool name or reason longer
+/// than this is a hostile peer's: kept whole, one row would outgrow the journal).
+pub const FIELD_MAX: usize = 4096;
+
 /// One audit event as the caller describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Event {
@@ -197,6 +201,20 @@ pub struct Row {
     pub hash: String,
     /// `CHAIN_LEGACY`, `CHAIN_PUBLIC` or `CHAIN_SEALED`.
     pub chain: i64,
+}
+
+/// `text` cut to at most `FIELD_MAX` bytes (on a character's boundary), saying how
+/// long it was; shorter text unchanged.
+pub fn clip(text: String) -> String {
+    if text.len() <= FIELD_MAX {
+        return text;
+    }
+    let note = format!("… (clipped: {} bytes)", text.len());
+    let mut end = FIELD_MAX - note.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{note}", &text[..end])
 }
 
 /// HMAC-SHA256 of `parts` under `key`.
@@ -408,6 +426,29 @@ pub fn digest(args: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clipping_keeps_short_fields_and_cuts_long_ones_on_a_character() {
+        let long = "é".repeat(FIELD_MAX);
+        for (text, want_len, whole) in [
+            (String::new(), 0, true),
+            ("a".repeat(FIELD_MAX), FIELD_MAX, true),
+            ("a".repeat(FIELD_MAX + 1), FIELD_MAX, false),
+            (long.clone(), FIELD_MAX - 1, false),
+        ] {
+            let got = clip(text.clone());
+            assert!(got.len() <= FIELD_MAX);
+            if whole {
+                assert_eq!(got, text);
+            } else {
+                assert!(
+                    got.ends_with(&format!("(clipped: {} bytes)", text.len())),
+                    "{got}"
+                );
+                assert_eq!(got.len(), want_len, "{got}");
+            }
+        }
+    }
 
     #[test]
     fn outcomes_keep_the_trails_words() {

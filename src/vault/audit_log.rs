@@ -9,7 +9,8 @@ use super::{Error, Result, Store, audit, now_ms, sql};
 
 impl Store {
     /// Append one event, chained to the previous row, with the chain's head after it.
-    /// The subject and detail are redacted first (withheld when the vault is locked).
+    /// The subject and detail are redacted first (withheld when the vault is locked),
+    /// then clipped to `audit::FIELD_MAX` bytes.
     /// While a sealed vault is locked the row is chained with the public key and the
     /// head stays. The row goes to the journal (`audit_journal`); `Ok` means it is there.
     pub fn audit(&mut self, mut event: audit::Event) -> Result<i64> {
@@ -22,6 +23,9 @@ impl Store {
         event.detail = event
             .detail
             .map(|d| self.redact(&d).unwrap_or_else(|_| withheld.into()));
+        // Clipped after the redaction, so no secret is cut short of its pattern.
+        event.subject = audit::clip(event.subject);
+        event.detail = event.detail.map(audit::clip);
         let mut journal = self.journal.borrow_mut();
         // Under the journal's lock nothing moves the chain or the seal but this call.
         let locked = journal.lock()?;
@@ -742,5 +746,41 @@ mod tests {
                 "a row appended (its result returned) vanished from the trail"
             ),
         }
+    }
+
+    #[test]
+    fn a_row_with_a_huge_subject_does_not_stop_the_trail() {
+        // A hostile model or client names a tool of megabytes (escaped six bytes a
+        // character in the journal): its row must not make the journal "damaged" for
+        // every later call.
+        let mut s = Scratch::new();
+        s.store.secret_set("pw", "audit-secret-99").unwrap();
+        // The secret straddles where the subject is clipped: redacted first, none of it
+        // is left.
+        let name = format!(
+            "{}audit-secret-99{}",
+            "a".repeat(crate::vault::audit::FIELD_MAX - 40),
+            "\u{1}".repeat(3 << 20)
+        );
+        s.store
+            .audit(Event {
+                detail: Some(name.clone()),
+                ..Event::new("tool-call", &name, Outcome::UnknownTool)
+            })
+            .unwrap();
+        s.store.audit(Event::new("k", "next", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(rows.len(), 2);
+        let big = &rows[0].event;
+        for field in [&big.subject, big.detail.as_ref().unwrap()] {
+            assert!(
+                field.len() <= crate::vault::audit::FIELD_MAX,
+                "{}",
+                field.len()
+            );
+            assert!(!field.contains("audit-sec"), "{field}");
+            assert!(field.contains("[REDACTED"), "{field}");
+        }
+        assert_eq!(intact_rows(&s.store), 2);
     }
 }
