@@ -954,3 +954,80 @@ fn processes_appending_at_once_keep_one_intact_chain() {
     assert!(verdict.contains("intact"), "{verdict}");
     drop(server);
 }
+
+/// tai processes killed (SIGKILL) at any moment of their append or fold: the trail
+/// goes on and verifies. A kill between a row's write and its head's must not leave a
+/// journal the next append refuses, nor a torn line a row.
+#[test]
+fn processes_killed_at_any_moment_leave_a_trail_that_goes_on_and_verifies() {
+    let t = Tai::new("audit-kill");
+    t.run_stdin(&["vault", "secret", "set", "first"], "value-long-enough")
+        .ok();
+    let spawn = |n: usize| {
+        let mut child = t
+            .cmd(&["vault", "secret", "set", &format!("k{n}")])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let _ = child.stdin.take().unwrap().write_all(b"value-long-enough");
+        child
+    };
+    for n in 0..40 {
+        let mut pair = [spawn(2 * n), spawn(2 * n + 1)];
+        // Spread the kills over a process's life (start-up, append, fold at close).
+        std::thread::sleep(std::time::Duration::from_millis((n as u64 * 7) % 45));
+        for child in &mut pair {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+    t.run_stdin(&["vault", "secret", "set", "last"], "value-long-enough")
+        .ok();
+    let verdict = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(verdict.contains("intact"), "{verdict}");
+}
+
+/// Another process holding the journal's lock: tai fails within the busy timeout (it
+/// does not hang), and Ctrl-C ends the wait sooner.
+#[test]
+fn a_journal_lock_held_elsewhere_fails_in_time_and_ctrl_c_ends_the_wait() {
+    use nix::fcntl::{Flock, FlockArg};
+    let t = Tai::new("audit-lock");
+    t.run_stdin(&["vault", "secret", "set", "first"], "value-long-enough")
+        .ok();
+    let mut journal = t.vault_path().into_os_string();
+    journal.push("-audit");
+    let file = std::fs::File::open(&journal).unwrap();
+    let _held = Flock::lock(file, FlockArg::LockExclusiveNonblock).unwrap();
+    let started = std::time::Instant::now();
+    let err = t.run(&["vault", "audit"]).fails(1).to_string();
+    let took = started.elapsed();
+    assert!(err.contains("held it for"), "{err}");
+    assert!(
+        took >= std::time::Duration::from_secs(4) && took < std::time::Duration::from_secs(20),
+        "{took:?}"
+    );
+    let mut child = t
+        .cmd(&["vault", "audit"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
