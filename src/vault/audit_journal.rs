@@ -716,6 +716,55 @@ mod tests {
     }
 
     #[test]
+    fn a_fifo_or_folder_in_the_journals_place_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("tai-journal-odd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let vault = dir.join("vault.db");
+        nix::unistd::mkfifo(&dir.join("vault.db-audit"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = Journal::open(&vault).err().unwrap().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_file(dir.join("vault.db-audit")).unwrap();
+        std::fs::create_dir(dir.join("vault.db-audit")).unwrap();
+        assert!(Journal::open(&vault).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_huge_sparse_journal_is_damage_read_in_bounded_memory() {
+        let dir = std::env::temp_dir().join(format!("tai-journal-huge-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let vault = dir.join("vault.db");
+        let mut j = Journal::open(&vault).unwrap();
+        {
+            let held = j.lock().unwrap();
+            held.append(&entry(1, false), 0, Some("v1:1:h1:m")).unwrap();
+        }
+        // Grown to 64 GiB of zeros after its row (sparse: no disk), then a row at the end.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("vault.db-audit"))
+            .unwrap();
+        file.set_len(64 << 30).unwrap();
+        let held = j.lock().unwrap();
+        let err = held.tail().unwrap_err().to_string();
+        assert!(err.contains("longer than any row"), "{err}");
+        let err = held.contents().unwrap_err().to_string();
+        assert!(err.contains("more than"), "{err}");
+        drop(held);
+        let mut line = serde_json::to_vec(&entry(2, false).line()).unwrap();
+        line.push(b'\n');
+        file.write_all_at(&line, 64 << 30).unwrap();
+        let held = j.lock().unwrap();
+        // A row after the zeros: still no line before it, still damage.
+        assert!(held.tail().is_err());
+        assert!(held.contents().is_err());
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_symlink_in_the_journals_place_is_refused() {
         let dir = std::env::temp_dir().join(format!("tai-journal-link-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
