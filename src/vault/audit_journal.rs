@@ -164,7 +164,12 @@ pub(super) fn head_admits(
         return Err("its head is malformed".into());
     };
     if !head.authentic(key) {
-        return Err("its head does not authenticate with the chain's key".into());
+        return Err(
+            "its head does not authenticate with the chain's key as this tai knows it \
+             (if the vault was sealed anew since this tai unlocked it, start tai again instead \
+             of moving anything aside)"
+                .into(),
+        );
     }
     if head.count > tail.id {
         return Err(format!(

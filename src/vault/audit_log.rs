@@ -783,4 +783,35 @@ mod tests {
         }
         assert_eq!(intact_rows(&s.store), 2);
     }
+
+    #[test]
+    fn a_process_whose_key_went_stale_appends_no_row_the_chain_cannot_verify() {
+        // Sealed anew (another passphrase) by one process while another holds the old
+        // key: the other must not chain rows with the old key, and says what to do.
+        let mut s = sealed_with_journal(1);
+        let mut stale = crate::vault::Store::open(s.store.path()).unwrap();
+        stale.unlock("pass phrase").unwrap();
+        s.store.unseal().unwrap();
+        s.store
+            .seal("another phrase", crate::vault::seal::TEST_KDF)
+            .unwrap();
+        s.store
+            .audit(Event::new("k", "new key", Outcome::Ok))
+            .unwrap();
+        for fold_first in [false, true] {
+            if fold_first {
+                s.store.audit_fold().unwrap();
+            }
+            let err = stale
+                .audit(Event::new("k", "old key", Outcome::Ok))
+                .map(|id| format!("appended row {id}"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("start tai again"), "{err}");
+        }
+        drop(stale);
+        let rows = s.store.audit_rows(None).unwrap();
+        assert!(rows.iter().all(|r| r.event.subject != "old key"));
+        assert_eq!(rows.len(), 3);
+    }
 }
