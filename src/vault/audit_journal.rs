@@ -36,7 +36,7 @@
 //! other way round.
 
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
@@ -292,6 +292,30 @@ pub(super) struct Locked<'j> {
     path: &'j Path,
 }
 
+/// Open (creating, 0600) the journal at `path`: a symlink or anything but a regular
+/// file there is refused.
+fn open_file(path: &Path) -> Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(super::io(format!(
+            "opening the audit journal {}",
+            path.display()
+        )))?;
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular {
+        return Err(Error::Invalid(format!(
+            "{} is not a regular file; move it aside (tai keeps the audit journal there)",
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
 impl Journal {
     /// Whether a journal of `len` bytes has grown enough to fold.
     pub fn wants_fold(len: u64) -> bool {
@@ -304,24 +328,7 @@ impl Journal {
         let mut name = vault.as_os_str().to_owned();
         name.push("-audit");
         let path = PathBuf::from(name);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(super::io(format!(
-                "opening the audit journal {}",
-                path.display()
-            )))?;
-        let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-        if !regular {
-            return Err(Error::Invalid(format!(
-                "{} is not a regular file; move it aside (tai keeps the audit journal there)",
-                path.display()
-            )));
-        }
+        let file = open_file(&path)?;
         Ok(Journal {
             path,
             file: Some(file),
@@ -340,9 +347,22 @@ impl Journal {
             ),
         };
         let deadline = Deadline::after(VAULT_BUSY_TIMEOUT);
-        let mut file = self.file.take().ok_or_else(busy)?;
+        // None only when reopening a removed journal failed: try again.
+        let mut file = match self.file.take() {
+            Some(file) => file,
+            None => open_file(&self.path)?,
+        };
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                // Removed (or replaced) since it was opened: rows written to it would
+                // reach no one. The file at the path is the journal now.
+                Ok(lock) if lock.metadata().is_ok_and(|m| m.nlink() == 0) => {
+                    drop(lock);
+                    if deadline.expired() {
+                        return Err(busy());
+                    }
+                    file = open_file(&self.path)?;
+                }
                 Ok(lock) => {
                     return Ok(Locked {
                         slot: &mut self.file,

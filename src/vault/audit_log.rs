@@ -814,4 +814,30 @@ mod tests {
         assert!(rows.iter().all(|r| r.event.subject != "old key"));
         assert_eq!(rows.len(), 3);
     }
+
+    #[test]
+    fn a_journal_removed_under_a_running_process_does_not_swallow_its_rows() {
+        // A long-running tai (a server) holds the journal open; someone removes the
+        // file. Its next rows must reach the journal other processes read, not the
+        // removed file, whose rows no one would ever fold.
+        let s = Scratch::new();
+        let mut server = crate::vault::Store::open(s.store.path()).unwrap();
+        server
+            .audit(Event::new("k", "before", Outcome::Ok))
+            .unwrap();
+        server.audit_fold().unwrap();
+        std::fs::remove_file(journal_path(&s)).unwrap();
+        server.audit(Event::new("k", "after", Outcome::Ok)).unwrap();
+        let mut cli = crate::vault::Store::open(s.store.path()).unwrap();
+        cli.audit(Event::new("k", "cli", Outcome::Ok)).unwrap();
+        let subjects: Vec<String> = cli
+            .audit_rows(None)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.event.subject)
+            .collect();
+        assert_eq!(subjects, ["before", "after", "cli"]);
+        drop(server);
+        assert_eq!(intact_rows(&cli), 3);
+    }
 }
