@@ -486,6 +486,15 @@ impl Locked<'_> {
             )))
         };
         let at = len.max(HEADER_LEN);
+        // Past the most a fold reads, its rows could never be folded (only moved aside,
+        // lost): refuse while they still can be.
+        if at + line.len() as u64 > AUDIT_JOURNAL_MAX_BYTES {
+            return Err(Error::Invalid(format!(
+                "the audit journal {} is full ({at} bytes): its rows could not be folded into \
+                 the vault. `tai vault audit` folds them and says what stops it",
+                self.path.display()
+            )));
+        }
         write(&line, at)?;
         if head.is_some() || len < HEADER_LEN {
             write(&header(head).map_err(Error::Invalid)?, 0)?;
@@ -785,6 +794,21 @@ mod tests {
         // A row after the zeros: still no line before it, still damage.
         assert!(held.tail().is_err());
         assert!(held.contents().is_err());
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_append_that_would_pass_what_a_fold_reads_is_refused() {
+        let dir = std::env::temp_dir().join(format!("tai-journal-full-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut j = Journal::open(&dir.join("vault.db")).unwrap();
+        let held = j.lock().unwrap();
+        let near = AUDIT_JOURNAL_MAX_BYTES - 100;
+        let err = held.append(&entry(1, false), near, None).unwrap_err();
+        assert!(err.to_string().contains("is full"), "{err}");
+        assert_eq!(held.len().unwrap(), 0, "nothing written");
         drop(held);
         std::fs::remove_dir_all(&dir).unwrap();
     }
