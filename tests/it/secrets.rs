@@ -1031,3 +1031,55 @@ fn a_journal_lock_held_elsewhere_fails_in_time_and_ctrl_c_ends_the_wait() {
         started.elapsed()
     );
 }
+
+/// The served entrance: after the newest rows were cut from the trail (the journal's
+/// lines, or the table's rows once folded), a served call's result is withheld, not
+/// returned under a new head that would hide the cut.
+#[test]
+fn served_calls_after_a_cut_trail_are_withheld() {
+    use crate::serve_http::{AUTH, CT, raw, serve};
+    let t = Tai::new("audit-served-cut");
+    let server = serve(&t);
+    let listed = TempDir::new("audit-served-cut-dir");
+    std::fs::write(listed.path().join("marker-file.txt"), "x").unwrap();
+    let call = |name: &str| {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"_meta": meta, "name": name, "arguments": {"path": listed.path()}}});
+        let (status, _, out) = raw(
+            server.port,
+            "POST",
+            &[
+                CT,
+                AUTH,
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "list_dir"),
+            ],
+            &body.to_string(),
+        );
+        (status, out)
+    };
+    for _ in 0..3 {
+        let (status, out) = call("list_dir");
+        assert_eq!(status, 200, "{out}");
+        assert!(out.contains("marker-file.txt"), "{out}");
+    }
+    // Fold, then cut the newest two rows from the table, as someone with the file can.
+    t.run(&["vault", "audit"]).ok();
+    let conn = raw_without_triggers(&t);
+    let n: i64 = conn
+        .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
+        .unwrap();
+    conn.execute("DELETE FROM audit WHERE id > ?1", [n - 2])
+        .unwrap();
+    drop(conn);
+    let (_, out) = call("list_dir");
+    assert!(
+        out.contains("withheld") && !out.contains("marker-file.txt"),
+        "{out}"
+    );
+    let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
+    assert!(err.contains("truncated"), "{err}");
+    drop(server);
+}
