@@ -6,10 +6,11 @@
 //! nobody holding only the file can recompute the chain. Without the seal the key is a
 //! public constant: the chain then detects edits, not a forger who has the file. The
 //! chain's head (the last row's id and hash) is kept in `meta`, MACed with the same key,
-//! so removing the newest rows is detected too. Rows appended while a sealed vault was
-//! locked are chained with the public key and leave the head alone; `verify` reports
-//! them. Rows from before the keyed chain (v1: plain SHA-256) verify as such, and only
-//! before every keyed row.
+//! so removing the newest rows is detected too (and an append that finds them removed
+//! records it in a `GAP_KIND` row, which `verify` names). Rows appended while a sealed
+//! vault was locked are chained with the public key and leave the head alone; `verify`
+//! reports them. Rows from before the keyed chain (v1: plain SHA-256) verify as such,
+//! and only before every keyed row.
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde::Serialize;
@@ -22,6 +23,11 @@ pub const PUBLIC_KEY: &[u8] = b"tai audit chain: public key (the vault is not se
 pub const CHAIN_LEGACY: i64 = 0;
 pub const CHAIN_PUBLIC: i64 = 1;
 pub const CHAIN_SEALED: i64 = 2;
+
+/// The kind of the row tai appends when it finds the newest rows cut away (the head
+/// covering more than remains): the cut is recorded, never covered by a new head, and
+/// `verify` names the row.
+pub const GAP_KIND: &str = "audit-gap";
 
 /// The longest subject or detail a row keeps, in bytes (a tool name or reason longer
 /// than this is a hostile peer's: kept whole, one row would outgrow the journal).
@@ -356,6 +362,11 @@ pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> V
             _ => return Verdict::BrokenAt(r.id),
         };
         if r.id != i as i64 + 1 || expected != r.hash {
+            return Verdict::BrokenAt(r.id);
+        }
+        // Rows before it were removed (the row says which): what the trail holds after
+        // it follows, but it is not whole.
+        if r.event.kind == GAP_KIND {
             return Verdict::BrokenAt(r.id);
         }
         seen_keyed |= r.chain != CHAIN_LEGACY;

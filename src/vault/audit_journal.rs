@@ -27,10 +27,10 @@
 //! under that id has the same hash (another is an older journal put back: damage). A
 //! line cut short by a crash mid-write is the row of a result that never left: it is
 //! dropped. (A crash between a row's write and its head's leaves that row past the
-//! head; the next head covers it.) A row that moves the head follows only a tail its
-//! head covers (`head_admits`), so a cut is never covered by a new head. Any other line
-//! that does not parse, or a journal that does not continue the table, stops appends
-//! and reads alike (fail closed) with what to do.
+//! head; the next head covers it.) A head that does not cover the tail (`head_admits`)
+//! is a cut: the store records it in a row before the next, never covering it with a
+//! new head. Any other line that does not parse, or a journal that does not continue
+//! the table, stops appends and reads alike (fail closed) with what to do.
 //!
 //! Lock order: the journal's lock, then SQLite's write lock; nothing takes them the
 //! other way round.
@@ -145,47 +145,48 @@ impl Tail {
     }
 }
 
+/// What a head says of the tail a new row would follow.
+#[derive(Debug, PartialEq)]
+pub(super) enum Admit {
+    /// It covers the tail (or rows past it: a crash between a row and its head, or rows
+    /// a locked vault appended, which `verify` judges).
+    Covered,
+    /// There is none; the caller judges (a crash before a journal's first head was
+    /// written, or rows a locked vault appended).
+    NoHead,
+    /// It does not authenticate under the key: written without it, or the key is stale.
+    Unauthentic,
+    /// It does not cover the tail: the newest rows were cut (why).
+    Gap(String),
+}
+
 /// Whether a row chained under `key` may follow `tail`, given the head that covers it
 /// (`head`: the journal's slot, or `meta`'s when the tail is the table's). Every row
 /// but one a locked vault appends moves the head, so a head that does not cover the
-/// tail means the newest rows were cut (or the head rewritten without the key), and a
-/// new head over them would hide the cut. `Ok(true)`: it may; `Ok(false)`: there is no
-/// head, which the caller judges (a crash before the journal's first head was written,
-/// or rows a locked vault appended); `Err`: why not.
-pub(super) fn head_admits(
-    head: Option<&str>,
-    tail: &Tail,
-    key: &[u8],
-) -> std::result::Result<bool, String> {
+/// tail means the newest rows were cut, and a new head over them would hide the cut.
+pub(super) fn head_admits(head: Option<&str>, tail: &Tail, key: &[u8]) -> Admit {
     let Some(text) = head else {
-        return Ok(false);
+        return Admit::NoHead;
     };
     let Some(head) = Head::decode(text) else {
-        return Err("its head is malformed".into());
+        return Admit::Gap("head is malformed".into());
     };
     if !head.authentic(key) {
-        return Err(
-            "its head does not authenticate with the chain's key as this tai knows it \
-             (if the vault was sealed anew since this tai unlocked it, start tai again instead \
-             of moving anything aside)"
-                .into(),
-        );
+        return Admit::Unauthentic;
     }
     if head.count > tail.id {
-        return Err(format!(
-            "its head covers row {} but its last row is {}: the newest rows were removed",
+        return Admit::Gap(format!(
+            "head covers row {} but its last row is {}: the newest rows were removed",
             head.count, tail.id
         ));
     }
     if head.count == tail.id && head.last != tail.hash {
-        return Err(format!(
-            "its row {} is not the row its head covers",
+        return Admit::Gap(format!(
+            "last row {} is not the row its head covers: it was replaced",
             tail.id
         ));
     }
-    // Rows past the head: a crash between a row and its head, or rows a locked vault
-    // appended (`verify` judges them).
-    Ok(true)
+    Admit::Covered
 }
 
 /// What a journal holds: the head its slot states and its rows.
@@ -725,27 +726,35 @@ mod tests {
             sealed: true,
         };
         let head = |k: &[u8], count, last| Some(Head::new(k, count, last).encode());
-        let cases: &[(Option<String>, Tail, Result<bool, &str>)] = &[
-            (None, tail(3, "h3"), Ok(false)),
-            (head(key, 3, "h3"), tail(3, "h3"), Ok(true)),
+        let gap = |why: &str| Admit::Gap(why.into());
+        let cases: &[(Option<String>, Tail, Admit)] = &[
+            (None, tail(3, "h3"), Admit::NoHead),
+            (head(key, 3, "h3"), tail(3, "h3"), Admit::Covered),
             // Rows past the head: a crash before its write, or a locked vault's rows.
-            (head(key, 2, "h2"), tail(3, "h3"), Ok(true)),
-            (head(key, 4, "h4"), tail(3, "h3"), Err("were removed")),
-            (head(key, 3, "h3"), tail(3, "other"), Err("is not the row")),
+            (head(key, 2, "h2"), tail(3, "h3"), Admit::Covered),
+            (
+                head(key, 4, "h4"),
+                tail(3, "h3"),
+                gap("head covers row 4 but its last row is 3: the newest rows were removed"),
+            ),
+            (
+                head(key, 3, "h3"),
+                tail(3, "other"),
+                gap("last row 3 is not the row its head covers: it was replaced"),
+            ),
             (
                 head(b"another key", 3, "h3"),
                 tail(3, "h3"),
-                Err("authenticate"),
+                Admit::Unauthentic,
             ),
-            (Some("v1:3:h3".into()), tail(3, "h3"), Err("malformed")),
+            (
+                Some("v1:3:h3".into()),
+                tail(3, "h3"),
+                gap("head is malformed"),
+            ),
         ];
         for (h, t, want) in cases {
-            let got = head_admits(h.as_deref(), t, key);
-            match (want, &got) {
-                (Ok(w), Ok(g)) => assert_eq!(w, g, "{h:?} {t:?}"),
-                (Err(w), Err(g)) => assert!(g.contains(w), "{g}"),
-                _ => panic!("{h:?} {t:?}: {got:?}"),
-            }
+            assert_eq!(&head_admits(h.as_deref(), t, key), want, "{h:?} {t:?}");
         }
     }
 

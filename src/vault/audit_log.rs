@@ -4,7 +4,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::audit_journal::{self, Contents, Entry, Journal, Locked, Tail};
+use super::audit_journal::{self, Admit, Contents, Entry, Journal, Locked, Tail};
 use super::{Error, Result, Store, audit, now_ms, sql};
 
 impl Store {
@@ -36,34 +36,50 @@ impl Store {
             Some(tail) => tail,
             None => &self.table_tail()?,
         };
-        let (chain, key, move_head): (i64, &[u8], bool) = match (tail.sealed, &self.key) {
+        // A row's claim that the seal is off is believed only by a process without the
+        // key (one with it asks `meta`: the flag is in a file anyone of the user can edit).
+        let sealed = tail.sealed || (self.key.is_some() && self.is_sealed()?);
+        let (chain, key, move_head): (i64, &[u8], bool) = match (sealed, &self.key) {
             (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, true),
             (true, Some(k)) => (audit::CHAIN_SEALED, &k.audit_key()[..], true),
             (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, false),
         };
         // A row that moves the head extends only a tail the head covers: a head over
-        // newest rows cut away would hide the cut. (A locked vault cannot tell.)
-        if move_head {
-            if in_journal.is_some() {
-                self.journal_admits(&locked, tail, key)?;
-            } else {
-                self.table_admits(tail, key)?;
-            }
-        }
-        let (prev_id, prev_hash) = (tail.id, &tail.hash);
-        let id = prev_id + 1;
-        let time = now_ms();
-        let hash = audit::link(key, chain, prev_hash, id, time, &event);
-        let head = move_head.then(|| audit::Head::new(key, id, &hash).encode());
-        let row = audit::Row {
-            id,
-            time,
-            event,
-            hash,
-            chain,
+        // newest rows cut away would hide the cut, so the cut is recorded first, in a
+        // row of its own that `verify` names. (A locked vault cannot tell.)
+        let gap = match (move_head, &in_journal) {
+            (false, _) => None,
+            (true, Some(_)) => self.journal_gap(&locked, tail, key)?,
+            (true, None) => self.table_gap(tail, key)?,
         };
-        let sealed = tail.sealed;
-        let len = locked.append(&Entry { row, sealed }, len, head.as_deref())?;
+        let mut prev = (tail.id, tail.hash.clone());
+        let mut len = len;
+        let mut events = vec![event];
+        if let Some(why) = gap {
+            events.insert(
+                0,
+                audit::Event {
+                    detail: Some(why),
+                    ..audit::Event::new(audit::GAP_KIND, "audit trail", audit::Outcome::Removed)
+                },
+            );
+        }
+        for event in events {
+            let id = prev.0 + 1;
+            let time = now_ms();
+            let hash = audit::link(key, chain, &prev.1, id, time, &event);
+            let head = move_head.then(|| audit::Head::new(key, id, &hash).encode());
+            prev = (id, hash.clone());
+            let row = audit::Row {
+                id,
+                time,
+                event,
+                hash,
+                chain,
+            };
+            len = locked.append(&Entry { row, sealed }, len, head.as_deref())?;
+        }
+        let id = prev.0;
         drop(locked);
         journal.appended = true;
         drop(journal);
@@ -147,48 +163,69 @@ impl Store {
         locked.clear()
     }
 
-    /// Whether the journal's head covers its last row (`head_admits`). Without a head,
-    /// only rows a locked vault appended may come before the last row (which may be
-    /// one whose head's write a crash cut short: the journal's first, or the first
-    /// after those rows).
-    fn journal_admits(&self, locked: &Locked<'_>, tail: &Tail, key: &[u8]) -> Result<()> {
-        if audit_journal::head_admits(locked.head()?.as_deref(), tail, key)
-            .map_err(|why| locked.damaged(why))?
-        {
-            return Ok(());
+    /// Whether the journal's head covers its last row (`head_admits`): `Some(why)` when
+    /// it does not. Without a head, only rows a locked vault appended may come before
+    /// the last row (which may be one whose head's write a crash cut short: the
+    /// journal's first, or the first after those rows).
+    fn journal_gap(&self, locked: &Locked<'_>, tail: &Tail, key: &[u8]) -> Result<Option<String>> {
+        match audit_journal::head_admits(locked.head()?.as_deref(), tail, key) {
+            Admit::Covered => return Ok(None),
+            Admit::Gap(why) => return Ok(Some(format!("the journal's {why}"))),
+            Admit::Unauthentic => return self.unauthentic(),
+            Admit::NoHead => {}
         }
         let Contents { entries, .. } = locked.contents()?;
         let before_last = &entries[..entries.len().saturating_sub(1)];
-        if before_last
+        Ok((!before_last
             .iter()
-            .all(|e| e.sealed && e.row.chain == audit::CHAIN_PUBLIC)
-        {
-            return Ok(());
-        }
-        Err(locked
-            .damaged("it holds rows that moved the head but no head: the newest rows were removed"))
+            .all(|e| e.sealed && e.row.chain == audit::CHAIN_PUBLIC))
+        .then(|| {
+            "the journal holds rows that moved the head but no head: the newest rows were \
+             removed"
+                .into()
+        }))
     }
 
-    /// Whether `meta`'s head covers the table's last row (`head_admits`). Without a
-    /// head only a trail from before the head (legacy rows) or rows a locked vault
-    /// appended may precede the new one.
-    fn table_admits(&self, tail: &Tail, key: &[u8]) -> Result<()> {
-        let damaged = |why: String| {
-            Error::Invalid(format!(
-                "the audit trail is damaged: {why}. Nothing more is appended to it (and no \
-                 audited result is returned); see `tai vault audit --verify`"
-            ))
-        };
+    /// Whether `meta`'s head covers the table's last row (`head_admits`): `Some(why)`
+    /// when it does not. Without a head only a trail from before the head (legacy rows)
+    /// or rows a locked vault appended may precede the new one.
+    fn table_gap(&self, tail: &Tail, key: &[u8]) -> Result<Option<String>> {
         let head = self.meta_text(AUDIT_HEAD)?;
-        if audit_journal::head_admits(head.as_deref(), tail, key).map_err(damaged)?
-            || tail.id == 0
-            || tail.chain == audit::CHAIN_LEGACY
-            || tail.headless()
-        {
-            return Ok(());
+        match audit_journal::head_admits(head.as_deref(), tail, key) {
+            Admit::Covered => Ok(None),
+            Admit::Gap(why) => Ok(Some(format!("the trail's {why}"))),
+            Admit::Unauthentic => self.unauthentic(),
+            Admit::NoHead => Ok((tail.id != 0
+                && tail.chain != audit::CHAIN_LEGACY
+                && !tail.headless())
+            .then(|| {
+                "the trail's rows moved the head but there is none: the newest rows were \
+                 removed"
+                    .into()
+            })),
         }
-        Err(damaged(
-            "its rows moved the head but there is none: the newest rows were removed".into(),
+    }
+
+    /// A head that does not authenticate: this process's key went stale (the vault was
+    /// sealed anew elsewhere; nothing may be chained with it), or the head was written
+    /// without the key (a gap to record).
+    fn unauthentic(&self) -> Result<Option<String>> {
+        let current = match (&self.key, self.meta_get("seal_check")?) {
+            (Some(key), Some(rusqlite::types::Value::Blob(check))) => key
+                .open(&check, "meta:seal_check")
+                .is_ok_and(|plain| plain == super::seal::CHECK_PLAINTEXT),
+            (None, None) => true,
+            _ => false,
+        };
+        if !current {
+            return Err(Error::Invalid(
+                "the vault was sealed anew since this tai unlocked it: its audit rows cannot be \
+                 chained with the old key; start tai again"
+                    .into(),
+            ));
+        }
+        Ok(Some(
+            "the trail's head does not authenticate: it was written without the key".into(),
         ))
     }
 
@@ -559,38 +596,51 @@ mod tests {
         std::fs::write(&path, &text[..cut]).unwrap();
     }
 
-    fn refused_as_damage(s: &mut Scratch) -> String {
-        let err = s
-            .store
-            .audit(Event::new("k", "next", Outcome::Ok))
-            .map(|id| format!("appended row {id}"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("damaged"), "{err}");
-        err
+    /// Append a row after a cut: it is appended (its result goes out), after a row that
+    /// records the cut, which `verify` names. The recorded reason.
+    fn records_a_gap(s: &mut Scratch) -> String {
+        let id = s.store.audit(Event::new("k", "next", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        let gap = &rows[rows.len() - 2];
+        assert_eq!(rows.last().unwrap().id, id);
+        assert_eq!(gap.event.kind, crate::vault::audit::GAP_KIND, "{rows:?}");
+        assert_eq!(
+            s.store.audit_verify().unwrap(),
+            Verdict::BrokenAt(gap.id),
+            "verify names the gap"
+        );
+        gap.event.detail.clone().unwrap()
     }
 
     #[test]
-    fn an_append_after_the_newest_lines_were_cut_is_refused_not_a_new_head_over_the_gap() {
-        // Cut the newest line and let tai append: the new head would cover the gap, and
-        // the removal would verify intact. The append must refuse instead.
+    fn an_append_after_the_newest_lines_were_cut_records_the_cut_not_a_head_over_it() {
+        // Cut the newest line and let tai append: a new head over the tail would hide
+        // the cut (the removal would verify intact). The cut is recorded instead.
         let mut s = sealed_with_journal(3);
         cut_newest_line(&s);
-        let err = refused_as_damage(&mut s);
-        assert!(err.contains("removed"), "{err}");
-        assert!(matches!(
-            s.store.audit_verify().unwrap(),
-            Verdict::Truncated { head: 4, found: 3 }
-        ));
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("covers row 4 but its last row is 3"), "{why}");
+        // And only once: the trail goes on from there.
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        let gaps = rows
+            .iter()
+            .filter(|r| r.event.kind == crate::vault::audit::GAP_KIND)
+            .count();
+        assert_eq!(gaps, 1);
     }
 
     #[test]
-    fn a_cut_journal_with_its_head_slot_blanked_or_forged_is_refused_too() {
+    fn a_cut_journal_with_its_head_slot_blanked_or_forged_records_the_cut_too() {
         let head_slot = |s: &Scratch, bytes: &[u8]| {
             use std::os::unix::fs::FileExt;
             let mut slot = bytes.to_vec();
-            slot.resize(255, b' ');
-            slot.push(b'\n');
+            if slot.len() < 256 {
+                slot.resize(255, b' ');
+                slot.push(b'\n');
+            }
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(journal_path(s))
@@ -603,7 +653,8 @@ mod tests {
             let mut s = sealed_with_journal(3);
             cut_newest_line(&s);
             head_slot(&s, blank);
-            refused_as_damage(&mut s);
+            let why = records_a_gap(&mut s);
+            assert!(why.contains("no head"), "{why}");
         }
         // A head for the cut tail, but without the key (here: the public one).
         let mut s = sealed_with_journal(3);
@@ -618,37 +669,30 @@ mod tests {
             &s,
             format!("{{\"head\":\"{}\"}}", forged.encode()).as_bytes(),
         );
-        refused_as_damage(&mut s);
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("does not authenticate"), "{why}");
     }
 
     #[test]
-    fn an_append_after_the_newest_rows_were_cut_from_the_table_is_refused() {
-        // The same cut in the table (around its trigger), the journal folded empty.
-        let mut s = sealed_with_journal(3);
-        s.store.audit_fold().unwrap();
-        s.store
-            .conn()
-            .execute_batch("DROP TRIGGER audit_no_delete; DELETE FROM audit WHERE id > 2;")
-            .unwrap();
-        let err = s
-            .store
-            .audit(Event::new("k", "next", Outcome::Ok))
-            .map(|id| format!("appended row {id}"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("damaged") && err.contains("removed"), "{err}");
-        // And with the head gone too.
-        s.store
-            .conn()
-            .execute("DELETE FROM meta WHERE key = 'audit_head'", [])
-            .unwrap();
-        let err = s
-            .store
-            .audit(Event::new("k", "next", Outcome::Ok))
-            .map(|id| format!("appended row {id}"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("removed"), "{err}");
+    fn an_append_after_the_newest_rows_were_cut_from_the_table_records_the_cut() {
+        // The same cut in the table (around its trigger), the journal folded empty; and
+        // with the head gone too.
+        for head_too in [false, true] {
+            let mut s = sealed_with_journal(3);
+            s.store.audit_fold().unwrap();
+            s.store
+                .conn()
+                .execute_batch("DROP TRIGGER audit_no_delete; DELETE FROM audit WHERE id > 2;")
+                .unwrap();
+            if head_too {
+                s.store
+                    .conn()
+                    .execute("DELETE FROM meta WHERE key = 'audit_head'", [])
+                    .unwrap();
+            }
+            let why = records_a_gap(&mut s);
+            assert!(why.contains("removed"), "{why}");
+        }
     }
 
     #[test]
@@ -659,7 +703,13 @@ mod tests {
         let at = text.rfind("\"sealed\":true").unwrap();
         let flipped = format!("{}\"sealed\":false{}", &text[..at], &text[at + 13..]);
         std::fs::write(&path, flipped).unwrap();
-        refused_as_damage(&mut s);
+        s.store.audit(Event::new("k", "next", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(
+            rows.last().unwrap().chain,
+            crate::vault::audit::CHAIN_SEALED
+        );
+        assert_eq!(intact_rows(&s.store), 4);
     }
 
     #[test]

@@ -1032,11 +1032,11 @@ fn a_journal_lock_held_elsewhere_fails_in_time_and_ctrl_c_ends_the_wait() {
     );
 }
 
-/// The served entrance: after the newest rows were cut from the trail (the journal's
-/// lines, or the table's rows once folded), a served call's result is withheld, not
-/// returned under a new head that would hide the cut.
+/// The served entrance: after the newest rows were cut from the trail (the table's
+/// rows, once folded), a served call is not audited under a new head that would hide
+/// the cut: a row records the cut first, and `--verify` names it.
 #[test]
-fn served_calls_after_a_cut_trail_are_withheld() {
+fn served_calls_after_a_cut_trail_record_the_cut_first() {
     use crate::serve_http::{AUTH, CT, raw, serve};
     let t = Tai::new("audit-served-cut");
     let server = serve(&t);
@@ -1075,11 +1075,26 @@ fn served_calls_after_a_cut_trail_are_withheld() {
         .unwrap();
     drop(conn);
     let (_, out) = call("list_dir");
-    assert!(
-        out.contains("withheld") && !out.contains("marker-file.txt"),
-        "{out}"
+    assert!(out.contains("marker-file.txt"), "{out}");
+    let listed = t
+        .run(&["vault", "audit", "--limit", "1000", "--json"])
+        .ok()
+        .to_string();
+    let rows: Vec<Value> = serde_json::from_str(&listed).unwrap();
+    let gap = rows
+        .iter()
+        .find(|r| r["kind"] == "audit-gap")
+        .unwrap_or_else(|| panic!("no row records the cut: {listed}"));
+    assert!(gap["detail"].as_str().unwrap().contains("removed"), "{gap}");
+    assert_eq!(
+        rows.last().unwrap()["subject"],
+        "list_dir",
+        "the call's own row follows"
     );
     let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
-    assert!(err.contains("truncated"), "{err}");
+    assert!(
+        err.contains(&format!("broken at row {}", gap["id"])),
+        "{err}"
+    );
     drop(server);
 }
