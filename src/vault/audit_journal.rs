@@ -284,6 +284,10 @@ pub(super) struct Journal {
     file: Option<File>,
     /// This process appended since its last fold: it folds when its vault closes.
     pub appended: bool,
+    /// The id and hash of the row whose head this process wrote last: a tail that is
+    /// that row needs no look at the slot (the head there is this process's own, or,
+    /// changed since, overwritten by the next).
+    pub headed: Option<(i64, String)>,
 }
 
 /// The journal, locked: the chain cannot move under the holder. Unlocked when dropped.
@@ -334,6 +338,7 @@ impl Journal {
             path,
             file: Some(file),
             appended: false,
+            headed: None,
         })
     }
 

@@ -27,6 +27,7 @@ impl Store {
         event.subject = audit::clip(event.subject);
         event.detail = event.detail.map(audit::clip);
         let mut journal = self.journal.borrow_mut();
+        let headed = journal.headed.take();
         // Under the journal's lock nothing moves the chain or the seal but this call.
         let locked = journal.lock()?;
         // The tail is the journal's last row; with the journal empty (just folded, or
@@ -49,6 +50,14 @@ impl Store {
         // row of its own that `verify` names. (A locked vault cannot tell.)
         let gap = match (move_head, &in_journal) {
             (false, _) => None,
+            // The tail is the row this process headed last: its own head covers it.
+            (true, Some(_))
+                if headed
+                    .as_ref()
+                    .is_some_and(|(i, h)| *i == tail.id && *h == tail.hash) =>
+            {
+                None
+            }
             (true, Some(_)) => self.journal_gap(&locked, tail, key)?,
             (true, None) => self.table_gap(tail, key)?,
         };
@@ -81,6 +90,7 @@ impl Store {
         }
         let id = prev.0;
         drop(locked);
+        journal.headed = move_head.then_some(prev);
         journal.appended = true;
         drop(journal);
         if Journal::wants_fold(len) {
