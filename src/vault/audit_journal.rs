@@ -43,7 +43,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::audit::{CHAIN_PUBLIC, Event, Head, Row};
+use super::audit::{Event, Head, Row};
 use super::{Error, Result};
 use crate::deadline::Deadline;
 use crate::limits::{AUDIT_JOURNAL_FOLD_BYTES, AUDIT_JOURNAL_MAX_BYTES, VAULT_BUSY_TIMEOUT};
@@ -136,13 +136,6 @@ pub(super) struct Tail {
     pub hash: String,
     pub chain: i64,
     pub sealed: bool,
-}
-
-impl Tail {
-    /// A row a sealed vault appended while locked: it never moved the head.
-    pub fn headless(&self) -> bool {
-        self.sealed && self.chain == CHAIN_PUBLIC
-    }
 }
 
 /// What a head says of the tail a new row would follow.

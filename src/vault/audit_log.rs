@@ -205,14 +205,22 @@ impl Store {
             Admit::Covered => Ok(None),
             Admit::Gap(why) => Ok(Some(format!("the trail's {why}"))),
             Admit::Unauthentic => self.unauthentic(),
-            Admit::NoHead => Ok((tail.id != 0
-                && tail.chain != audit::CHAIN_LEGACY
-                && !tail.headless())
-            .then(|| {
-                "the trail's rows moved the head but there is none: the newest rows were \
-                 removed"
-                    .into()
-            })),
+            // As `verify` judges a trail without a head: none of its rows moved one (rows
+            // from before the head, or rows a locked sealed vault appended).
+            Admit::NoHead => {
+                let moved: bool = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT EXISTS(SELECT 1 FROM audit WHERE chain = 2 OR (chain = 1 AND ?1 = 0))",
+                    )
+                    .and_then(|mut st| st.query_row([tail.sealed], |r| r.get(0)))
+                    .map_err(sql("appending to the audit trail"))?;
+                Ok(moved.then(|| {
+                    "the trail's rows moved the head but there is none: rows were removed or \
+                     replaced"
+                        .into()
+                }))
+            }
         }
     }
 
@@ -899,5 +907,38 @@ mod tests {
         assert_eq!(subjects, ["before", "after", "cli"]);
         drop(server);
         assert_eq!(intact_rows(&cli), 3);
+    }
+
+    #[test]
+    fn a_table_without_its_head_and_with_forged_locked_rows_records_the_cut() {
+        // The newest keyed rows replaced by a row "a locked vault appended" (chained with
+        // the public key, which anyone can), the head removed: no new head may cover it.
+        let mut s = sealed_with_journal(3);
+        s.store.audit_fold().unwrap();
+        let conn = s.store.conn();
+        conn.execute_batch(
+            "DROP TRIGGER audit_no_delete; DELETE FROM audit WHERE id > 2; \
+             DELETE FROM meta WHERE key = 'audit_head';",
+        )
+        .unwrap();
+        let prev: String = conn
+            .query_row("SELECT hash FROM audit WHERE id = 2", [], |r| r.get(0))
+            .unwrap();
+        let fake = Event::new("k", "nothing happened", Outcome::Ok);
+        let hash = crate::vault::audit::link(
+            crate::vault::audit::PUBLIC_KEY,
+            crate::vault::audit::CHAIN_PUBLIC,
+            &prev,
+            3,
+            1,
+            &fake,
+        );
+        conn.execute(
+            "INSERT INTO audit(id, time, kind, subject, outcome, hash, chain) VALUES (3, 1, 'k', 'nothing happened', 'ok', ?1, 1)",
+            [hash],
+        )
+        .unwrap();
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("there is none"), "{why}");
     }
 }
