@@ -195,7 +195,7 @@ struct Header<S> {
 }
 
 /// The head's slot for `head`.
-fn header(head: Option<&str>) -> std::result::Result<Vec<u8>, String> {
+pub(super) fn header(head: Option<&str>) -> std::result::Result<Vec<u8>, String> {
     let mut bytes = serde_json::to_vec(&Header { head }).map_err(|e| e.to_string())?;
     if bytes.len() as u64 >= HEADER_LEN {
         return Err(format!(
@@ -277,10 +277,10 @@ pub(super) struct Journal {
     file: Option<File>,
     /// This process appended since its last fold: it folds when its vault closes.
     pub appended: bool,
-    /// The id and hash of the row whose head this process wrote last: a tail that is
-    /// that row needs no look at the slot (the head there is this process's own, or,
-    /// changed since, overwritten by the next).
-    pub headed: Option<(i64, String)>,
+    /// The row whose head this process wrote last (its id and hash) and the slot's
+    /// bytes it wrote: while the slot still holds them and the tail is that row, the
+    /// head is known to cover it without parsing or authenticating it.
+    pub headed: Option<(i64, String, Vec<u8>)>,
 }
 
 /// The journal, locked: the chain cannot move under the holder. Unlocked when dropped.
@@ -462,13 +462,18 @@ impl Locked<'_> {
         }
     }
 
-    /// The head the slot states (`None`: never written, or written by a locked vault).
-    pub fn head(&self) -> Result<Option<String>> {
+    /// The head's slot, as bytes.
+    pub fn slot(&self) -> Result<[u8; HEADER_LEN as usize]> {
         let mut slot = [0; HEADER_LEN as usize];
         self.file()?
             .read_exact_at(&mut slot, 0)
             .map_err(super::io("reading the audit journal's head".into()))?;
-        parse_slot(&slot).map_err(|e| self.damaged(e))
+        Ok(slot)
+    }
+
+    /// The head `slot` states (`None`: never written, or written by a locked vault).
+    pub fn head_in(&self, slot: &[u8]) -> Result<Option<String>> {
+        parse_slot(slot).map_err(|e| self.damaged(e))
     }
 
     /// Write one row's line at the end (`len`, from `tail`), then `head` into its slot

@@ -50,20 +50,25 @@ impl Store {
         // row of its own that `verify` names. (A locked vault cannot tell.)
         let gap = match (move_head, &in_journal) {
             (false, _) => None,
-            // The tail is the row this process headed last: its own head covers it.
-            (true, Some(_))
-                if headed
+            (true, Some(_)) => {
+                let slot = locked.slot()?;
+                // The tail is the row this process headed last and the slot still holds
+                // that head: it covers the tail.
+                let own = headed
                     .as_ref()
-                    .is_some_and(|(i, h)| *i == tail.id && *h == tail.hash) =>
-            {
-                None
+                    .is_some_and(|(i, h, s)| *i == tail.id && *h == tail.hash && *s == slot);
+                if own {
+                    None
+                } else {
+                    self.journal_gap(&locked, &slot, tail, key)?
+                }
             }
-            (true, Some(_)) => self.journal_gap(&locked, tail, key)?,
             (true, None) => self.table_gap(tail, key)?,
         };
         let mut prev = (tail.id, tail.hash.clone());
         let mut len = len;
         let mut events = vec![event];
+        let mut last_head = None;
         if let Some(why) = gap {
             events.insert(
                 0,
@@ -78,6 +83,7 @@ impl Store {
             let time = now_ms();
             let hash = audit::link(key, chain, &prev.1, id, time, &event);
             let head = move_head.then(|| audit::Head::new(key, id, &hash).encode());
+            last_head.clone_from(&head);
             prev = (id, hash.clone());
             let row = audit::Row {
                 id,
@@ -90,7 +96,9 @@ impl Store {
         }
         let id = prev.0;
         drop(locked);
-        journal.headed = move_head.then_some(prev);
+        journal.headed = last_head
+            .and_then(|h| audit_journal::header(Some(&h)).ok())
+            .map(|slot| (prev.0, prev.1, slot));
         journal.appended = true;
         drop(journal);
         if Journal::wants_fold(len) {
@@ -177,8 +185,14 @@ impl Store {
     /// it does not. Without a head, only rows a locked vault appended may come before
     /// the last row (which may be one whose head's write a crash cut short: the
     /// journal's first, or the first after those rows).
-    fn journal_gap(&self, locked: &Locked<'_>, tail: &Tail, key: &[u8]) -> Result<Option<String>> {
-        match audit_journal::head_admits(locked.head()?.as_deref(), tail, key) {
+    fn journal_gap(
+        &self,
+        locked: &Locked<'_>,
+        slot: &[u8],
+        tail: &Tail,
+        key: &[u8],
+    ) -> Result<Option<String>> {
+        match audit_journal::head_admits(locked.head_in(slot)?.as_deref(), tail, key) {
             Admit::Covered => return Ok(None),
             Admit::Gap(why) => return Ok(Some(format!("the journal's {why}"))),
             Admit::Unauthentic => return self.unauthentic(),
@@ -940,5 +954,19 @@ mod tests {
         .unwrap();
         let why = records_a_gap(&mut s);
         assert!(why.contains("there is none"), "{why}");
+    }
+
+    #[test]
+    fn a_cut_of_another_processs_row_is_recorded_by_the_process_whose_row_is_the_tail_again() {
+        // A appends, B appends after it, B's row is cut: the tail is A's own last row
+        // again, but the slot holds B's head, which covers more. A records the cut.
+        let mut s = sealed_with_journal(1);
+        let mut b = crate::vault::Store::open(s.store.path()).unwrap();
+        b.unlock("pass phrase").unwrap();
+        b.audit(Event::new("k", "from b", Outcome::Ok)).unwrap();
+        cut_newest_line(&s);
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("covers row 3 but its last row is 2"), "{why}");
+        drop(b);
     }
 }
