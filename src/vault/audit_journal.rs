@@ -288,6 +288,9 @@ pub(super) struct Locked<'j> {
     slot: &'j mut Option<File>,
     lock: Option<Flock<File>>,
     path: &'j Path,
+    /// The length read as the lock was taken, for the first `len` (nothing has been
+    /// written since): one `fstat` an append, not two.
+    locked_len: std::cell::Cell<Option<u64>>,
 }
 
 /// Open (creating, 0600) the journal at `path`: a symlink or anything but a regular
@@ -355,18 +358,23 @@ impl Journal {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
                 // Removed (or replaced) since it was opened: rows written to it would
                 // reach no one. The file at the path is the journal now.
-                Ok(lock) if lock.metadata().is_ok_and(|m| m.nlink() == 0) => {
-                    drop(lock);
-                    if deadline.expired() {
-                        return Err(busy());
-                    }
-                    file = open_file(&self.path)?;
-                }
                 Ok(lock) => {
+                    let meta = lock.metadata().ok();
+                    // Removed (or replaced) since it was opened: rows written to it
+                    // would reach no one. The file at the path is the journal now.
+                    if meta.as_ref().is_some_and(|m| m.nlink() == 0) {
+                        drop(lock);
+                        if deadline.expired() {
+                            return Err(busy());
+                        }
+                        file = open_file(&self.path)?;
+                        continue;
+                    }
                     return Ok(Locked {
                         slot: &mut self.file,
                         lock: Some(lock),
                         path: &self.path,
+                        locked_len: std::cell::Cell::new(meta.map(|m| m.len())),
                     });
                 }
                 Err((f, Errno::EWOULDBLOCK | Errno::EINTR))
@@ -407,6 +415,9 @@ impl Locked<'_> {
     }
 
     fn len(&self) -> Result<u64> {
+        if let Some(len) = self.locked_len.take() {
+            return Ok(len);
+        }
         self.file()?
             .metadata()
             .map(|m| m.len())
@@ -441,6 +452,7 @@ impl Locked<'_> {
                     None => None,
                 };
                 if let Some(keep) = keep {
+                    self.locked_len.set(None);
                     file.set_len(keep).map_err(super::io(
                         "cutting a torn line off the audit journal".into(),
                     ))?;
@@ -482,6 +494,7 @@ impl Locked<'_> {
         let mut line = serde_json::to_vec(&entry.line())
             .map_err(|e| Error::Invalid(format!("encoding an audit row: {e}")))?;
         line.push(b'\n');
+        self.locked_len.set(None);
         let file = self.file()?;
         let write = |bytes: &[u8], at: u64| {
             file.write_all_at(bytes, at).map_err(super::io(format!(
@@ -523,6 +536,7 @@ impl Locked<'_> {
 
     /// Empty the journal (its rows are in the table).
     pub fn clear(&self) -> Result<()> {
+        self.locked_len.set(None);
         self.file()?
             .set_len(0)
             .map_err(super::io("emptying the audit journal".into()))
