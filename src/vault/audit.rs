@@ -6,10 +6,11 @@
 //! nobody holding only the file can recompute the chain. Without the seal the key is a
 //! public constant: the chain then detects edits, not a forger who has the file. The
 //! chain's head (the last row's id and hash) is kept in `meta`, MACed with the same key,
-//! so removing the newest rows is detected too. Rows appended while a sealed vault was
-//! locked are chained with the public key and leave the head alone; `verify` reports
-//! them. Rows from before the keyed chain (v1: plain SHA-256) verify as such, and only
-//! before every keyed row.
+//! so removing the newest rows is detected too (and an append that finds them removed
+//! records it in a `GAP_KIND` row, which `verify` names). Rows appended while a sealed
+//! vault was locked are chained with the public key and leave the head alone; `verify`
+//! reports them. Rows from before the keyed chain (v1: plain SHA-256) verify as such,
+//! and only before every keyed row.
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde::Serialize;
@@ -22,6 +23,15 @@ pub const PUBLIC_KEY: &[u8] = b"tai audit chain: public key (the vault is not se
 pub const CHAIN_LEGACY: i64 = 0;
 pub const CHAIN_PUBLIC: i64 = 1;
 pub const CHAIN_SEALED: i64 = 2;
+
+/// The kind of the row tai appends when it finds the newest rows cut away (the head
+/// covering more than remains): the cut is recorded, never covered by a new head, and
+/// `verify` names the row.
+pub const GAP_KIND: &str = "audit-gap";
+
+/// The longest subject or detail a row keeps, in bytes (a tool name or reason longer
+/// than this is a hostile peer's: kept whole, one row would outgrow the journal).
+pub const FIELD_MAX: usize = 4096;
 
 /// One audit event as the caller describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -199,6 +209,20 @@ pub struct Row {
     pub chain: i64,
 }
 
+/// `text` cut to at most `FIELD_MAX` bytes (on a character's boundary), saying how
+/// long it was; shorter text unchanged.
+pub fn clip(text: String) -> String {
+    if text.len() <= FIELD_MAX {
+        return text;
+    }
+    let note = format!("… (clipped: {} bytes)", text.len());
+    let mut end = FIELD_MAX - note.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{note}", &text[..end])
+}
+
 /// HMAC-SHA256 of `parts` under `key`.
 pub fn mac_bytes(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     // HMAC takes a key of any length, so this never fails; were it to, the key still
@@ -290,7 +314,7 @@ impl Head {
         })
     }
 
-    fn authentic(&self, key: &[u8]) -> bool {
+    pub fn authentic(&self, key: &[u8]) -> bool {
         head_mac(key, self.count, &self.last) == self.mac
     }
 }
@@ -338,6 +362,11 @@ pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> V
             _ => return Verdict::BrokenAt(r.id),
         };
         if r.id != i as i64 + 1 || expected != r.hash {
+            return Verdict::BrokenAt(r.id);
+        }
+        // Rows before it were removed (the row says which): what the trail holds after
+        // it follows, but it is not whole.
+        if r.event.kind == GAP_KIND {
             return Verdict::BrokenAt(r.id);
         }
         seen_keyed |= r.chain != CHAIN_LEGACY;
@@ -408,6 +437,29 @@ pub fn digest(args: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clipping_keeps_short_fields_and_cuts_long_ones_on_a_character() {
+        let long = "é".repeat(FIELD_MAX);
+        for (text, want_len, whole) in [
+            (String::new(), 0, true),
+            ("a".repeat(FIELD_MAX), FIELD_MAX, true),
+            ("a".repeat(FIELD_MAX + 1), FIELD_MAX, false),
+            (long.clone(), FIELD_MAX - 1, false),
+        ] {
+            let got = clip(text.clone());
+            assert!(got.len() <= FIELD_MAX);
+            if whole {
+                assert_eq!(got, text);
+            } else {
+                assert!(
+                    got.ends_with(&format!("(clipped: {} bytes)", text.len())),
+                    "{got}"
+                );
+                assert_eq!(got.len(), want_len, "{got}");
+            }
+        }
+    }
 
     #[test]
     fn outcomes_keep_the_trails_words() {

@@ -23,24 +23,27 @@
 //! trail, before the seal changes, and when a process that appended closes its vault)
 //! moves the lines into the table and the head into `meta` in one transaction, under the
 //! same lock, then empties the journal; lines the table already holds (a fold that
-//! stopped between its commit and the truncation) are skipped. A line cut short by a
-//! crash mid-write is the row of a result that never left: it is dropped. (A crash
-//! between a row's write and its head's leaves that row past the head: `verify` reports
-//! it.) Any other line that does not parse, or a journal that does not continue the
-//! table, stops appends and reads alike (fail closed) with what to do.
+//! stopped between its commit and the truncation) are skipped, when the table's row
+//! under that id has the same hash (another is an older journal put back: damage). A
+//! line cut short by a crash mid-write is the row of a result that never left: it is
+//! dropped. (A crash between a row's write and its head's leaves that row past the
+//! head; the next head covers it.) A head that does not cover the tail (`head_admits`)
+//! is a cut: the store records it in a row before the next, never covering it with a
+//! new head. Any other line that does not parse, or a journal that does not continue
+//! the table, stops appends and reads alike (fail closed) with what to do.
 //!
 //! Lock order: the journal's lock, then SQLite's write lock; nothing takes them the
 //! other way round.
 
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::audit::{Event, Row};
+use super::audit::{Event, Head, Row};
 use super::{Error, Result};
 use crate::deadline::Deadline;
 use crate::limits::{AUDIT_JOURNAL_FOLD_BYTES, AUDIT_JOURNAL_MAX_BYTES, VAULT_BUSY_TIMEOUT};
@@ -122,15 +125,61 @@ impl From<Line<String>> for Entry {
 struct TipLine {
     id: i64,
     hash: String,
+    chain: i64,
     sealed: bool,
 }
 
-/// The chain's tail: the last row's id and hash, and whether the seal is on.
+/// The chain's tail: the last row's id, hash and chain, and whether the seal is on.
 #[derive(Debug, PartialEq)]
 pub(super) struct Tail {
     pub id: i64,
     pub hash: String,
+    pub chain: i64,
     pub sealed: bool,
+}
+
+/// What a head says of the tail a new row would follow.
+#[derive(Debug, PartialEq)]
+pub(super) enum Admit {
+    /// It covers the tail (or rows past it: a crash between a row and its head, or rows
+    /// a locked vault appended, which `verify` judges).
+    Covered,
+    /// There is none; the caller judges (a crash before a journal's first head was
+    /// written, or rows a locked vault appended).
+    NoHead,
+    /// It does not authenticate under the key: written without it, or the key is stale.
+    Unauthentic,
+    /// It does not cover the tail: the newest rows were cut (why).
+    Gap(String),
+}
+
+/// Whether a row chained under `key` may follow `tail`, given the head that covers it
+/// (`head`: the journal's slot, or `meta`'s when the tail is the table's). Every row
+/// but one a locked vault appends moves the head, so a head that does not cover the
+/// tail means the newest rows were cut, and a new head over them would hide the cut.
+pub(super) fn head_admits(head: Option<&str>, tail: &Tail, key: &[u8]) -> Admit {
+    let Some(text) = head else {
+        return Admit::NoHead;
+    };
+    let Some(head) = Head::decode(text) else {
+        return Admit::Gap("head is malformed".into());
+    };
+    if !head.authentic(key) {
+        return Admit::Unauthentic;
+    }
+    if head.count > tail.id {
+        return Admit::Gap(format!(
+            "head covers row {} but its last row is {}: the newest rows were removed",
+            head.count, tail.id
+        ));
+    }
+    if head.count == tail.id && head.last != tail.hash {
+        return Admit::Gap(format!(
+            "last row {} is not the row its head covers: it was replaced",
+            tail.id
+        ));
+    }
+    Admit::Covered
 }
 
 /// What a journal holds: the head its slot states and its rows.
@@ -146,7 +195,7 @@ struct Header<S> {
 }
 
 /// The head's slot for `head`.
-fn header(head: Option<&str>) -> std::result::Result<Vec<u8>, String> {
+pub(super) fn header(head: Option<&str>) -> std::result::Result<Vec<u8>, String> {
     let mut bytes = serde_json::to_vec(&Header { head }).map_err(|e| e.to_string())?;
     if bytes.len() as u64 >= HEADER_LEN {
         return Err(format!(
@@ -173,13 +222,7 @@ pub(super) fn parse(bytes: &[u8]) -> std::result::Result<Contents, String> {
     let Some((slot, rows)) = bytes.split_at_checked(HEADER_LEN as usize) else {
         return Err("it is shorter than the head's slot".into());
     };
-    let head = if slot.iter().all(|&b| b == 0) {
-        None
-    } else {
-        serde_json::from_slice::<Header<String>>(slot)
-            .map_err(|e| format!("the head's slot does not parse ({e})"))?
-            .head
-    };
+    let head = parse_slot(slot)?;
     let whole = rows.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let entries = rows[..whole]
         .split(|&b| b == b'\n')
@@ -192,6 +235,16 @@ pub(super) fn parse(bytes: &[u8]) -> std::result::Result<Contents, String> {
         })
         .collect::<std::result::Result<_, _>>()?;
     Ok(Contents { head, entries })
+}
+
+/// The head a slot states: all zero bytes (the first row's head never written) is none.
+fn parse_slot(slot: &[u8]) -> std::result::Result<Option<String>, String> {
+    if slot.iter().all(|&b| b == 0) {
+        return Ok(None);
+    }
+    serde_json::from_slice::<Header<String>>(slot)
+        .map(|h| h.head)
+        .map_err(|e| format!("the head's slot does not parse ({e})"))
 }
 
 /// Where the last complete line of `bytes` starts and ends, if there is one; `None` when
@@ -211,6 +264,7 @@ fn tip(line: &[u8]) -> std::result::Result<Tail, String> {
         .map(|t| Tail {
             id: t.id,
             hash: t.hash,
+            chain: t.chain,
             sealed: t.sealed,
         })
         .map_err(|e| format!("its last line does not parse ({e})"))
@@ -223,6 +277,10 @@ pub(super) struct Journal {
     file: Option<File>,
     /// This process appended since its last fold: it folds when its vault closes.
     pub appended: bool,
+    /// The row whose head this process wrote last (its id and hash) and the slot's
+    /// bytes it wrote: while the slot still holds them and the tail is that row, the
+    /// head is known to cover it without parsing or authenticating it.
+    pub headed: Option<(i64, String, Vec<u8>)>,
 }
 
 /// The journal, locked: the chain cannot move under the holder. Unlocked when dropped.
@@ -230,6 +288,33 @@ pub(super) struct Locked<'j> {
     slot: &'j mut Option<File>,
     lock: Option<Flock<File>>,
     path: &'j Path,
+    /// The length read as the lock was taken, for the first `len` (nothing has been
+    /// written since): one `fstat` an append, not two.
+    locked_len: std::cell::Cell<Option<u64>>,
+}
+
+/// Open (creating, 0600) the journal at `path`: a symlink or anything but a regular
+/// file there is refused.
+fn open_file(path: &Path) -> Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(super::io(format!(
+            "opening the audit journal {}",
+            path.display()
+        )))?;
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular {
+        return Err(Error::Invalid(format!(
+            "{} is not a regular file; move it aside (tai keeps the audit journal there)",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 impl Journal {
@@ -244,28 +329,12 @@ impl Journal {
         let mut name = vault.as_os_str().to_owned();
         name.push("-audit");
         let path = PathBuf::from(name);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(super::io(format!(
-                "opening the audit journal {}",
-                path.display()
-            )))?;
-        let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-        if !regular {
-            return Err(Error::Invalid(format!(
-                "{} is not a regular file; move it aside (tai keeps the audit journal there)",
-                path.display()
-            )));
-        }
+        let file = open_file(&path)?;
         Ok(Journal {
             path,
             file: Some(file),
             appended: false,
+            headed: None,
         })
     }
 
@@ -280,14 +349,32 @@ impl Journal {
             ),
         };
         let deadline = Deadline::after(VAULT_BUSY_TIMEOUT);
-        let mut file = self.file.take().ok_or_else(busy)?;
+        // None only when reopening a removed journal failed: try again.
+        let mut file = match self.file.take() {
+            Some(file) => file,
+            None => open_file(&self.path)?,
+        };
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                // Removed (or replaced) since it was opened: rows written to it would
+                // reach no one. The file at the path is the journal now.
                 Ok(lock) => {
+                    let meta = lock.metadata().ok();
+                    // Removed (or replaced) since it was opened: rows written to it
+                    // would reach no one. The file at the path is the journal now.
+                    if meta.as_ref().is_some_and(|m| m.nlink() == 0) {
+                        drop(lock);
+                        if deadline.expired() {
+                            return Err(busy());
+                        }
+                        file = open_file(&self.path)?;
+                        continue;
+                    }
                     return Ok(Locked {
                         slot: &mut self.file,
                         lock: Some(lock),
                         path: &self.path,
+                        locked_len: std::cell::Cell::new(meta.map(|m| m.len())),
                     });
                 }
                 Err((f, Errno::EWOULDBLOCK | Errno::EINTR))
@@ -328,6 +415,9 @@ impl Locked<'_> {
     }
 
     fn len(&self) -> Result<u64> {
+        if let Some(len) = self.locked_len.take() {
+            return Ok(len);
+        }
         self.file()?
             .metadata()
             .map(|m| m.len())
@@ -362,6 +452,7 @@ impl Locked<'_> {
                     None => None,
                 };
                 if let Some(keep) = keep {
+                    self.locked_len.set(None);
                     file.set_len(keep).map_err(super::io(
                         "cutting a torn line off the audit journal".into(),
                     ))?;
@@ -383,12 +474,27 @@ impl Locked<'_> {
         }
     }
 
+    /// The head's slot, as bytes.
+    pub fn slot(&self) -> Result<[u8; HEADER_LEN as usize]> {
+        let mut slot = [0; HEADER_LEN as usize];
+        self.file()?
+            .read_exact_at(&mut slot, 0)
+            .map_err(super::io("reading the audit journal's head".into()))?;
+        Ok(slot)
+    }
+
+    /// The head `slot` states (`None`: never written, or written by a locked vault).
+    pub fn head_in(&self, slot: &[u8]) -> Result<Option<String>> {
+        parse_slot(slot).map_err(|e| self.damaged(e))
+    }
+
     /// Write one row's line at the end (`len`, from `tail`), then `head` into its slot
     /// when the row moved it (an empty journal gets its slot either way). The new length.
     pub fn append(&self, entry: &Entry, len: u64, head: Option<&str>) -> Result<u64> {
         let mut line = serde_json::to_vec(&entry.line())
             .map_err(|e| Error::Invalid(format!("encoding an audit row: {e}")))?;
         line.push(b'\n');
+        self.locked_len.set(None);
         let file = self.file()?;
         let write = |bytes: &[u8], at: u64| {
             file.write_all_at(bytes, at).map_err(super::io(format!(
@@ -397,6 +503,15 @@ impl Locked<'_> {
             )))
         };
         let at = len.max(HEADER_LEN);
+        // Past the most a fold reads, its rows could never be folded (only moved aside,
+        // lost): refuse while they still can be.
+        if at + line.len() as u64 > AUDIT_JOURNAL_MAX_BYTES {
+            return Err(Error::Invalid(format!(
+                "the audit journal {} is full ({at} bytes): its rows could not be folded into \
+                 the vault. `tai vault audit` folds them and says what stops it",
+                self.path.display()
+            )));
+        }
         write(&line, at)?;
         if head.is_some() || len < HEADER_LEN {
             write(&header(head).map_err(Error::Invalid)?, 0)?;
@@ -421,6 +536,7 @@ impl Locked<'_> {
 
     /// Empty the journal (its rows are in the table).
     pub fn clear(&self) -> Result<()> {
+        self.locked_len.set(None);
         self.file()?
             .set_len(0)
             .map_err(super::io("emptying the audit journal".into()))
@@ -570,7 +686,8 @@ mod tests {
                 Some(Tail {
                     id: 3,
                     hash: "h3".into(),
-                    sealed: true
+                    chain: 1,
+                    sealed: true,
                 })
             );
             let c = held.contents().unwrap();
@@ -612,6 +729,112 @@ mod tests {
             .unwrap();
         assert_eq!(held.contents().unwrap().head, None);
         assert_eq!(held.tail().unwrap().1.unwrap().id, 5);
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_head_admits_only_a_tail_it_covers_under_the_key() {
+        let key = b"the chain's key";
+        let tail = |id: i64, hash: &str| Tail {
+            id,
+            hash: hash.into(),
+            chain: 2,
+            sealed: true,
+        };
+        let head = |k: &[u8], count, last| Some(Head::new(k, count, last).encode());
+        let gap = |why: &str| Admit::Gap(why.into());
+        let cases: &[(Option<String>, Tail, Admit)] = &[
+            (None, tail(3, "h3"), Admit::NoHead),
+            (head(key, 3, "h3"), tail(3, "h3"), Admit::Covered),
+            // Rows past the head: a crash before its write, or a locked vault's rows.
+            (head(key, 2, "h2"), tail(3, "h3"), Admit::Covered),
+            (
+                head(key, 4, "h4"),
+                tail(3, "h3"),
+                gap("head covers row 4 but its last row is 3: the newest rows were removed"),
+            ),
+            (
+                head(key, 3, "h3"),
+                tail(3, "other"),
+                gap("last row 3 is not the row its head covers: it was replaced"),
+            ),
+            (
+                head(b"another key", 3, "h3"),
+                tail(3, "h3"),
+                Admit::Unauthentic,
+            ),
+            (
+                Some("v1:3:h3".into()),
+                tail(3, "h3"),
+                gap("head is malformed"),
+            ),
+        ];
+        for (h, t, want) in cases {
+            assert_eq!(&head_admits(h.as_deref(), t, key), want, "{h:?} {t:?}");
+        }
+    }
+
+    #[test]
+    fn a_fifo_or_folder_in_the_journals_place_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("tai-journal-odd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let vault = dir.join("vault.db");
+        nix::unistd::mkfifo(&dir.join("vault.db-audit"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = Journal::open(&vault).err().unwrap().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_file(dir.join("vault.db-audit")).unwrap();
+        std::fs::create_dir(dir.join("vault.db-audit")).unwrap();
+        assert!(Journal::open(&vault).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_huge_sparse_journal_is_damage_read_in_bounded_memory() {
+        let dir = std::env::temp_dir().join(format!("tai-journal-huge-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let vault = dir.join("vault.db");
+        let mut j = Journal::open(&vault).unwrap();
+        {
+            let held = j.lock().unwrap();
+            held.append(&entry(1, false), 0, Some("v1:1:h1:m")).unwrap();
+        }
+        // Grown to 64 GiB of zeros after its row (sparse: no disk), then a row at the end.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("vault.db-audit"))
+            .unwrap();
+        file.set_len(64 << 30).unwrap();
+        let held = j.lock().unwrap();
+        let err = held.tail().unwrap_err().to_string();
+        assert!(err.contains("longer than any row"), "{err}");
+        let err = held.contents().unwrap_err().to_string();
+        assert!(err.contains("more than"), "{err}");
+        drop(held);
+        let mut line = serde_json::to_vec(&entry(2, false).line()).unwrap();
+        line.push(b'\n');
+        file.write_all_at(&line, 64 << 30).unwrap();
+        let held = j.lock().unwrap();
+        // A row after the zeros: still no line before it, still damage.
+        assert!(held.tail().is_err());
+        assert!(held.contents().is_err());
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_append_that_would_pass_what_a_fold_reads_is_refused() {
+        let dir = std::env::temp_dir().join(format!("tai-journal-full-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut j = Journal::open(&dir.join("vault.db")).unwrap();
+        let held = j.lock().unwrap();
+        let near = AUDIT_JOURNAL_MAX_BYTES - 100;
+        let err = held.append(&entry(1, false), near, None).unwrap_err();
+        assert!(err.to_string().contains("is full"), "{err}");
+        assert_eq!(held.len().unwrap(), 0, "nothing written");
         drop(held);
         std::fs::remove_dir_all(&dir).unwrap();
     }

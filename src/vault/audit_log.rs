@@ -4,12 +4,13 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::audit_journal::{Contents, Entry, Journal, Locked, Tail};
+use super::audit_journal::{self, Admit, Contents, Entry, Journal, Locked, Tail};
 use super::{Error, Result, Store, audit, now_ms, sql};
 
 impl Store {
     /// Append one event, chained to the previous row, with the chain's head after it.
-    /// The subject and detail are redacted first (withheld when the vault is locked).
+    /// The subject and detail are redacted first (withheld when the vault is locked),
+    /// then clipped to `audit::FIELD_MAX` bytes.
     /// While a sealed vault is locked the row is chained with the public key and the
     /// head stays. The row goes to the journal (`audit_journal`); `Ok` means it is there.
     pub fn audit(&mut self, mut event: audit::Event) -> Result<i64> {
@@ -22,36 +23,82 @@ impl Store {
         event.detail = event
             .detail
             .map(|d| self.redact(&d).unwrap_or_else(|_| withheld.into()));
+        // Clipped after the redaction, so no secret is cut short of its pattern.
+        event.subject = audit::clip(event.subject);
+        event.detail = event.detail.map(audit::clip);
         let mut journal = self.journal.borrow_mut();
+        let headed = journal.headed.take();
         // Under the journal's lock nothing moves the chain or the seal but this call.
         let locked = journal.lock()?;
         // The tail is the journal's last row; with the journal empty (just folded, or
         // the seal just changed), the table's last row and the seal as `meta` says.
-        let (len, tail) = locked.tail()?;
-        let tail = match tail {
+        let (len, in_journal) = locked.tail()?;
+        let tail = match &in_journal {
             Some(tail) => tail,
-            None => self.table_tail()?,
+            None => &self.table_tail()?,
         };
-        let (chain, key, move_head): (i64, &[u8], bool) = match (tail.sealed, &self.key) {
+        // A row's claim that the seal is off is believed only by a process without the
+        // key (one with it asks `meta`: the flag is in a file anyone of the user can edit).
+        let sealed = tail.sealed || (self.key.is_some() && self.is_sealed()?);
+        let (chain, key, move_head): (i64, &[u8], bool) = match (sealed, &self.key) {
             (false, _) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, true),
             (true, Some(k)) => (audit::CHAIN_SEALED, &k.audit_key()[..], true),
             (true, None) => (audit::CHAIN_PUBLIC, audit::PUBLIC_KEY, false),
         };
-        let (prev_id, prev_hash) = (tail.id, &tail.hash);
-        let id = prev_id + 1;
-        let time = now_ms();
-        let hash = audit::link(key, chain, prev_hash, id, time, &event);
-        let head = move_head.then(|| audit::Head::new(key, id, &hash).encode());
-        let row = audit::Row {
-            id,
-            time,
-            event,
-            hash,
-            chain,
+        // A row that moves the head extends only a tail the head covers: a head over
+        // newest rows cut away would hide the cut, so the cut is recorded first, in a
+        // row of its own that `verify` names. (A locked vault cannot tell.)
+        let gap = match (move_head, &in_journal) {
+            (false, _) => None,
+            (true, Some(_)) => {
+                let slot = locked.slot()?;
+                // The tail is the row this process headed last and the slot still holds
+                // that head: it covers the tail.
+                let own = headed
+                    .as_ref()
+                    .is_some_and(|(i, h, s)| *i == tail.id && *h == tail.hash && *s == slot);
+                if own {
+                    None
+                } else {
+                    self.journal_gap(&locked, &slot, tail, key)?
+                }
+            }
+            (true, None) => self.table_gap(tail, key)?,
         };
-        let sealed = tail.sealed;
-        let len = locked.append(&Entry { row, sealed }, len, head.as_deref())?;
+        let mut prev = (tail.id, tail.hash.clone());
+        let mut len = len;
+        let mut events = vec![event];
+        let mut last_head = None;
+        if let Some(why) = gap {
+            events.insert(
+                0,
+                audit::Event {
+                    detail: Some(why),
+                    ..audit::Event::new(audit::GAP_KIND, "audit trail", audit::Outcome::Removed)
+                },
+            );
+        }
+        for event in events {
+            let id = prev.0 + 1;
+            let time = now_ms();
+            let hash = audit::link(key, chain, &prev.1, id, time, &event);
+            let head = move_head.then(|| audit::Head::new(key, id, &hash).encode());
+            last_head.clone_from(&head);
+            prev = (id, hash.clone());
+            let row = audit::Row {
+                id,
+                time,
+                event,
+                hash,
+                chain,
+            };
+            len = locked.append(&Entry { row, sealed }, len, head.as_deref())?;
+        }
+        let id = prev.0;
         drop(locked);
+        journal.headed = last_head
+            .and_then(|h| audit_journal::header(Some(&h)).ok())
+            .map(|slot| (prev.0, prev.1, slot));
         journal.appended = true;
         drop(journal);
         if Journal::wants_fold(len) {
@@ -90,7 +137,21 @@ impl Store {
         let mut next = last + 1;
         for Entry { row, .. } in entries {
             if row.id <= last {
-                continue; // folded already: the fold that wrote it stopped before emptying
+                // Folded already (the fold that wrote it stopped before emptying), if the
+                // table holds this very row; else an older journal put back, whose new
+                // rows would vanish here after their results left.
+                let held: Option<String> = tx
+                    .prepare_cached("SELECT hash FROM audit WHERE id = ?1")
+                    .and_then(|mut st| st.query_row([row.id], |r| r.get(0)).optional())
+                    .map_err(sql("folding the audit journal"))?;
+                if held.as_deref() != Some(row.hash.as_str()) {
+                    return Err(locked.damaged(format!(
+                        "its row {} is not the trail's row {}: it does not continue the trail \
+                         (an older copy of the journal?)",
+                        row.id, row.id
+                    )));
+                }
+                continue;
             }
             if row.id != next {
                 return Err(locked.damaged(format!(
@@ -120,6 +181,86 @@ impl Store {
         locked.clear()
     }
 
+    /// Whether the journal's head covers its last row (`head_admits`): `Some(why)` when
+    /// it does not. Without a head, only rows a locked vault appended may come before
+    /// the last row (which may be one whose head's write a crash cut short: the
+    /// journal's first, or the first after those rows).
+    fn journal_gap(
+        &self,
+        locked: &Locked<'_>,
+        slot: &[u8],
+        tail: &Tail,
+        key: &[u8],
+    ) -> Result<Option<String>> {
+        match audit_journal::head_admits(locked.head_in(slot)?.as_deref(), tail, key) {
+            Admit::Covered => return Ok(None),
+            Admit::Gap(why) => return Ok(Some(format!("the journal's {why}"))),
+            Admit::Unauthentic => return self.unauthentic(),
+            Admit::NoHead => {}
+        }
+        let Contents { entries, .. } = locked.contents()?;
+        let before_last = &entries[..entries.len().saturating_sub(1)];
+        Ok((!before_last
+            .iter()
+            .all(|e| e.sealed && e.row.chain == audit::CHAIN_PUBLIC))
+        .then(|| {
+            "the journal holds rows that moved the head but no head: the newest rows were \
+             removed"
+                .into()
+        }))
+    }
+
+    /// Whether `meta`'s head covers the table's last row (`head_admits`): `Some(why)`
+    /// when it does not. Without a head only a trail from before the head (legacy rows)
+    /// or rows a locked vault appended may precede the new one.
+    fn table_gap(&self, tail: &Tail, key: &[u8]) -> Result<Option<String>> {
+        let head = self.meta_text(AUDIT_HEAD)?;
+        match audit_journal::head_admits(head.as_deref(), tail, key) {
+            Admit::Covered => Ok(None),
+            Admit::Gap(why) => Ok(Some(format!("the trail's {why}"))),
+            Admit::Unauthentic => self.unauthentic(),
+            // As `verify` judges a trail without a head: none of its rows moved one (rows
+            // from before the head, or rows a locked sealed vault appended).
+            Admit::NoHead => {
+                let moved: bool = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT EXISTS(SELECT 1 FROM audit WHERE chain = 2 OR (chain = 1 AND ?1 = 0))",
+                    )
+                    .and_then(|mut st| st.query_row([tail.sealed], |r| r.get(0)))
+                    .map_err(sql("appending to the audit trail"))?;
+                Ok(moved.then(|| {
+                    "the trail's rows moved the head but there is none: rows were removed or \
+                     replaced"
+                        .into()
+                }))
+            }
+        }
+    }
+
+    /// A head that does not authenticate: this process's key went stale (the vault was
+    /// sealed anew elsewhere; nothing may be chained with it), or the head was written
+    /// without the key (a gap to record).
+    fn unauthentic(&self) -> Result<Option<String>> {
+        let current = match (&self.key, self.meta_get("seal_check")?) {
+            (Some(key), Some(rusqlite::types::Value::Blob(check))) => key
+                .open(&check, "meta:seal_check")
+                .is_ok_and(|plain| plain == super::seal::CHECK_PLAINTEXT),
+            (None, None) => true,
+            _ => false,
+        };
+        if !current {
+            return Err(Error::Invalid(
+                "the vault was sealed anew since this tai unlocked it: its audit rows cannot be \
+                 chained with the old key; start tai again"
+                    .into(),
+            ));
+        }
+        Ok(Some(
+            "the trail's head does not authenticate: it was written without the key".into(),
+        ))
+    }
+
     /// The chain's tail as the table and `meta` state it (the journal being empty).
     fn table_tail(&self) -> Result<Tail> {
         let sealed = self
@@ -127,13 +268,21 @@ impl Store {
             .prepare_cached("SELECT 1 FROM meta WHERE key = 'seal_check'")
             .and_then(|mut st| st.exists([]))
             .map_err(sql("appending to the audit trail"))?;
-        let (id, hash) = self
+        let (id, hash, chain) = self
             .conn
-            .prepare_cached("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
-            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .prepare_cached("SELECT id, hash, chain FROM audit ORDER BY id DESC LIMIT 1")
+            .and_then(|mut st| {
+                st.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
             .map_err(sql("appending to the audit trail"))?
-            .unwrap_or((0, String::new()));
-        Ok(Tail { id, hash, sealed })
+            .unwrap_or((0, String::new(), audit::CHAIN_LEGACY));
+        Ok(Tail {
+            id,
+            hash,
+            chain,
+            sealed,
+        })
     }
 
     /// The newest `limit` rows (all when `None`), oldest first.
@@ -451,5 +600,373 @@ mod tests {
                 "sealed {sealed}"
             );
         }
+    }
+
+    /// A sealed vault with one row folded and `n` rows in the journal.
+    fn sealed_with_journal(n: usize) -> Scratch {
+        let mut s = Scratch::new();
+        s.store
+            .seal("pass phrase", crate::vault::seal::TEST_KDF)
+            .unwrap();
+        s.store
+            .audit(Event::new("k", "folded", Outcome::Ok))
+            .unwrap();
+        s.store.audit_fold().unwrap();
+        for i in 0..n {
+            s.store
+                .audit(Event::new("k", &format!("s{i}"), Outcome::Ok))
+                .unwrap();
+        }
+        s
+    }
+
+    /// The journal without its newest line.
+    fn cut_newest_line(s: &Scratch) {
+        let path = journal_path(s);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cut = text[..text.len() - 1].rfind('\n').unwrap() + 1;
+        std::fs::write(&path, &text[..cut]).unwrap();
+    }
+
+    /// Append a row after a cut: it is appended (its result goes out), after a row that
+    /// records the cut, which `verify` names. The recorded reason.
+    fn records_a_gap(s: &mut Scratch) -> String {
+        let id = s.store.audit(Event::new("k", "next", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        let gap = &rows[rows.len() - 2];
+        assert_eq!(rows.last().unwrap().id, id);
+        assert_eq!(gap.event.kind, crate::vault::audit::GAP_KIND, "{rows:?}");
+        assert_eq!(
+            s.store.audit_verify().unwrap(),
+            Verdict::BrokenAt(gap.id),
+            "verify names the gap"
+        );
+        gap.event.detail.clone().unwrap()
+    }
+
+    #[test]
+    fn an_append_after_the_newest_lines_were_cut_records_the_cut_not_a_head_over_it() {
+        // Cut the newest line and let tai append: a new head over the tail would hide
+        // the cut (the removal would verify intact). The cut is recorded instead.
+        let mut s = sealed_with_journal(3);
+        cut_newest_line(&s);
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("covers row 4 but its last row is 3"), "{why}");
+        // And only once: the trail goes on from there.
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        let gaps = rows
+            .iter()
+            .filter(|r| r.event.kind == crate::vault::audit::GAP_KIND)
+            .count();
+        assert_eq!(gaps, 1);
+    }
+
+    #[test]
+    fn a_cut_journal_with_its_head_slot_blanked_or_forged_records_the_cut_too() {
+        let head_slot = |s: &Scratch, bytes: &[u8]| {
+            use std::os::unix::fs::FileExt;
+            let mut slot = bytes.to_vec();
+            if slot.len() < 256 {
+                slot.resize(255, b' ');
+                slot.push(b'\n');
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(journal_path(s))
+                .unwrap()
+                .write_all_at(&slot, 0)
+                .unwrap();
+        };
+        // Blanked: as if no head had ever been written.
+        for blank in [&[0u8; 256][..], b"{\"head\":null}"] {
+            let mut s = sealed_with_journal(3);
+            cut_newest_line(&s);
+            head_slot(&s, blank);
+            let why = records_a_gap(&mut s);
+            assert!(why.contains("no head"), "{why}");
+        }
+        // A head for the cut tail, but without the key (here: the public one).
+        let mut s = sealed_with_journal(3);
+        cut_newest_line(&s);
+        let rows = crate::vault::audit_journal::parse(&std::fs::read(journal_path(&s)).unwrap())
+            .unwrap()
+            .entries;
+        let last = &rows.last().unwrap().row;
+        let forged =
+            crate::vault::audit::Head::new(crate::vault::audit::PUBLIC_KEY, last.id, &last.hash);
+        head_slot(
+            &s,
+            format!("{{\"head\":\"{}\"}}", forged.encode()).as_bytes(),
+        );
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("does not authenticate"), "{why}");
+    }
+
+    #[test]
+    fn an_append_after_the_newest_rows_were_cut_from_the_table_records_the_cut() {
+        // The same cut in the table (around its trigger), the journal folded empty; and
+        // with the head gone too.
+        for head_too in [false, true] {
+            let mut s = sealed_with_journal(3);
+            s.store.audit_fold().unwrap();
+            s.store
+                .conn()
+                .execute_batch("DROP TRIGGER audit_no_delete; DELETE FROM audit WHERE id > 2;")
+                .unwrap();
+            if head_too {
+                s.store
+                    .conn()
+                    .execute("DELETE FROM meta WHERE key = 'audit_head'", [])
+                    .unwrap();
+            }
+            let why = records_a_gap(&mut s);
+            assert!(why.contains("removed"), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_journal_row_claiming_the_seal_is_off_does_not_downgrade_the_chain() {
+        let mut s = sealed_with_journal(2);
+        let path = journal_path(&s);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let at = text.rfind("\"sealed\":true").unwrap();
+        let flipped = format!("{}\"sealed\":false{}", &text[..at], &text[at + 13..]);
+        std::fs::write(&path, flipped).unwrap();
+        s.store.audit(Event::new("k", "next", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(
+            rows.last().unwrap().chain,
+            crate::vault::audit::CHAIN_SEALED
+        );
+        assert_eq!(intact_rows(&s.store), 4);
+    }
+
+    #[test]
+    fn a_crash_between_a_row_and_its_head_and_rows_a_locked_vault_appended_still_go_on() {
+        // The first row of an empty journal written, its head not: the next append goes on.
+        let mut s = sealed_with_journal(1);
+        {
+            use std::os::unix::fs::FileExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(journal_path(&s))
+                .unwrap()
+                .write_all_at(&[0; 256], 0)
+                .unwrap();
+        }
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        assert_eq!(intact_rows(&s.store), 3);
+        // A later row written, its head not (the slot keeps the previous head).
+        let mut s = sealed_with_journal(2);
+        let path = journal_path(&s);
+        let bytes = std::fs::read(&path).unwrap();
+        let c = crate::vault::audit_journal::parse(&bytes).unwrap();
+        let first = &c.entries[0].row;
+        let old = crate::vault::audit::Head::new(
+            &s.store.key.as_ref().unwrap().audit_key()[..],
+            first.id,
+            &first.hash,
+        );
+        {
+            use std::os::unix::fs::FileExt;
+            let mut slot = format!("{{\"head\":\"{}\"}}", old.encode()).into_bytes();
+            slot.resize(255, b' ');
+            slot.push(b'\n');
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .write_all_at(&slot, 0)
+                .unwrap();
+        }
+        s.store
+            .audit(Event::new("k", "after", Outcome::Ok))
+            .unwrap();
+        assert_eq!(intact_rows(&s.store), 4);
+        // Rows a locked process appended (no head), then an unlocked one.
+        let mut s = sealed_with_journal(0);
+        let mut locked = crate::vault::Store::open(s.store.path()).unwrap();
+        locked
+            .audit(Event::new("k", "locked 1", Outcome::Ok))
+            .unwrap();
+        locked
+            .audit(Event::new("k", "locked 2", Outcome::Ok))
+            .unwrap();
+        s.store
+            .audit(Event::new("k", "unlocked", Outcome::Ok))
+            .unwrap();
+        drop(locked);
+        assert_eq!(intact_rows(&s.store), 4);
+    }
+
+    #[test]
+    fn rows_the_table_holds_are_skipped_only_when_they_are_the_same_rows() {
+        // An older copy of the journal put back after its rows (and more) were folded:
+        // the row tai appends to it must not vanish at the next fold.
+        let mut s = Scratch::new();
+        for i in 0..2 {
+            s.store
+                .audit(Event::new("k", &format!("s{i}"), Outcome::Ok))
+                .unwrap();
+        }
+        let old = std::fs::read(journal_path(&s)).unwrap();
+        s.store.audit(Event::new("k", "s2", Outcome::Ok)).unwrap();
+        s.store.audit(Event::new("k", "s3", Outcome::Ok)).unwrap();
+        s.store.audit_fold().unwrap();
+        std::fs::write(journal_path(&s), &old).unwrap();
+        let appended = s.store.audit(Event::new("k", "returned", Outcome::Ok));
+        let folded = s.store.audit_rows(None);
+        match (appended, folded) {
+            (Err(e), _) | (_, Err(e)) => assert!(e.to_string().contains("damaged"), "{e}"),
+            (Ok(_), Ok(rows)) => assert!(
+                rows.iter().any(|r| r.event.subject == "returned"),
+                "a row appended (its result returned) vanished from the trail"
+            ),
+        }
+    }
+
+    #[test]
+    fn a_row_with_a_huge_subject_does_not_stop_the_trail() {
+        // A hostile model or client names a tool of megabytes (escaped six bytes a
+        // character in the journal): its row must not make the journal "damaged" for
+        // every later call.
+        let mut s = Scratch::new();
+        s.store.secret_set("pw", "audit-secret-99").unwrap();
+        // The secret straddles where the subject is clipped: redacted first, none of it
+        // is left.
+        let name = format!(
+            "{}audit-secret-99{}",
+            "a".repeat(crate::vault::audit::FIELD_MAX - 40),
+            "\u{1}".repeat(3 << 20)
+        );
+        s.store
+            .audit(Event {
+                detail: Some(name.clone()),
+                ..Event::new("tool-call", &name, Outcome::UnknownTool)
+            })
+            .unwrap();
+        s.store.audit(Event::new("k", "next", Outcome::Ok)).unwrap();
+        let rows = s.store.audit_rows(None).unwrap();
+        assert_eq!(rows.len(), 2);
+        let big = &rows[0].event;
+        for field in [&big.subject, big.detail.as_ref().unwrap()] {
+            assert!(
+                field.len() <= crate::vault::audit::FIELD_MAX,
+                "{}",
+                field.len()
+            );
+            assert!(!field.contains("audit-sec"), "{field}");
+            assert!(field.contains("[REDACTED"), "{field}");
+        }
+        assert_eq!(intact_rows(&s.store), 2);
+    }
+
+    #[test]
+    fn a_process_whose_key_went_stale_appends_no_row_the_chain_cannot_verify() {
+        // Sealed anew (another passphrase) by one process while another holds the old
+        // key: the other must not chain rows with the old key, and says what to do.
+        let mut s = sealed_with_journal(1);
+        let mut stale = crate::vault::Store::open(s.store.path()).unwrap();
+        stale.unlock("pass phrase").unwrap();
+        s.store.unseal().unwrap();
+        s.store
+            .seal("another phrase", crate::vault::seal::TEST_KDF)
+            .unwrap();
+        s.store
+            .audit(Event::new("k", "new key", Outcome::Ok))
+            .unwrap();
+        for fold_first in [false, true] {
+            if fold_first {
+                s.store.audit_fold().unwrap();
+            }
+            let err = stale
+                .audit(Event::new("k", "old key", Outcome::Ok))
+                .map(|id| format!("appended row {id}"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("start tai again"), "{err}");
+        }
+        drop(stale);
+        let rows = s.store.audit_rows(None).unwrap();
+        assert!(rows.iter().all(|r| r.event.subject != "old key"));
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn a_journal_removed_under_a_running_process_does_not_swallow_its_rows() {
+        // A long-running tai (a server) holds the journal open; someone removes the
+        // file. Its next rows must reach the journal other processes read, not the
+        // removed file, whose rows no one would ever fold.
+        let s = Scratch::new();
+        let mut server = crate::vault::Store::open(s.store.path()).unwrap();
+        server
+            .audit(Event::new("k", "before", Outcome::Ok))
+            .unwrap();
+        server.audit_fold().unwrap();
+        std::fs::remove_file(journal_path(&s)).unwrap();
+        server.audit(Event::new("k", "after", Outcome::Ok)).unwrap();
+        let mut cli = crate::vault::Store::open(s.store.path()).unwrap();
+        cli.audit(Event::new("k", "cli", Outcome::Ok)).unwrap();
+        let subjects: Vec<String> = cli
+            .audit_rows(None)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.event.subject)
+            .collect();
+        assert_eq!(subjects, ["before", "after", "cli"]);
+        drop(server);
+        assert_eq!(intact_rows(&cli), 3);
+    }
+
+    #[test]
+    fn a_table_without_its_head_and_with_forged_locked_rows_records_the_cut() {
+        // The newest keyed rows replaced by a row "a locked vault appended" (chained with
+        // the public key, which anyone can), the head removed: no new head may cover it.
+        let mut s = sealed_with_journal(3);
+        s.store.audit_fold().unwrap();
+        let conn = s.store.conn();
+        conn.execute_batch(
+            "DROP TRIGGER audit_no_delete; DELETE FROM audit WHERE id > 2; \
+             DELETE FROM meta WHERE key = 'audit_head';",
+        )
+        .unwrap();
+        let prev: String = conn
+            .query_row("SELECT hash FROM audit WHERE id = 2", [], |r| r.get(0))
+            .unwrap();
+        let fake = Event::new("k", "nothing happened", Outcome::Ok);
+        let hash = crate::vault::audit::link(
+            crate::vault::audit::PUBLIC_KEY,
+            crate::vault::audit::CHAIN_PUBLIC,
+            &prev,
+            3,
+            1,
+            &fake,
+        );
+        conn.execute(
+            "INSERT INTO audit(id, time, kind, subject, outcome, hash, chain) VALUES (3, 1, 'k', 'nothing happened', 'ok', ?1, 1)",
+            [hash],
+        )
+        .unwrap();
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("there is none"), "{why}");
+    }
+
+    #[test]
+    fn a_cut_of_another_processs_row_is_recorded_by_the_process_whose_row_is_the_tail_again() {
+        // A appends, B appends after it, B's row is cut: the tail is A's own last row
+        // again, but the slot holds B's head, which covers more. A records the cut.
+        let mut s = sealed_with_journal(1);
+        let mut b = crate::vault::Store::open(s.store.path()).unwrap();
+        b.unlock("pass phrase").unwrap();
+        b.audit(Event::new("k", "from b", Outcome::Ok)).unwrap();
+        cut_newest_line(&s);
+        let why = records_a_gap(&mut s);
+        assert!(why.contains("covers row 3 but its last row is 2"), "{why}");
+        drop(b);
     }
 }

@@ -954,3 +954,147 @@ fn processes_appending_at_once_keep_one_intact_chain() {
     assert!(verdict.contains("intact"), "{verdict}");
     drop(server);
 }
+
+/// tai processes killed (SIGKILL) at any moment of their append or fold: the trail
+/// goes on and verifies. A kill between a row's write and its head's must not leave a
+/// journal the next append refuses, nor a torn line a row.
+#[test]
+fn processes_killed_at_any_moment_leave_a_trail_that_goes_on_and_verifies() {
+    let t = Tai::new("audit-kill");
+    t.run_stdin(&["vault", "secret", "set", "first"], "value-long-enough")
+        .ok();
+    let spawn = |n: usize| {
+        let mut child = t
+            .cmd(&["vault", "secret", "set", &format!("k{n}")])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let _ = child.stdin.take().unwrap().write_all(b"value-long-enough");
+        child
+    };
+    for n in 0..40 {
+        let mut pair = [spawn(2 * n), spawn(2 * n + 1)];
+        // Spread the kills over a process's life (start-up, append, fold at close).
+        std::thread::sleep(std::time::Duration::from_millis((n as u64 * 7) % 45));
+        for child in &mut pair {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+    t.run_stdin(&["vault", "secret", "set", "last"], "value-long-enough")
+        .ok();
+    let verdict = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(verdict.contains("intact"), "{verdict}");
+}
+
+/// Another process holding the journal's lock: tai fails within the busy timeout (it
+/// does not hang), and Ctrl-C ends the wait sooner.
+#[test]
+fn a_journal_lock_held_elsewhere_fails_in_time_and_ctrl_c_ends_the_wait() {
+    use nix::fcntl::{Flock, FlockArg};
+    let t = Tai::new("audit-lock");
+    t.run_stdin(&["vault", "secret", "set", "first"], "value-long-enough")
+        .ok();
+    let mut journal = t.vault_path().into_os_string();
+    journal.push("-audit");
+    let file = std::fs::File::open(&journal).unwrap();
+    let _held = Flock::lock(file, FlockArg::LockExclusiveNonblock).unwrap();
+    let started = std::time::Instant::now();
+    let err = t.run(&["vault", "audit"]).fails(1).to_string();
+    let took = started.elapsed();
+    assert!(err.contains("held it for"), "{err}");
+    assert!(
+        took >= std::time::Duration::from_secs(4) && took < std::time::Duration::from_secs(20),
+        "{took:?}"
+    );
+    let mut child = t
+        .cmd(&["vault", "audit"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// The served entrance: after the newest rows were cut from the trail (the table's
+/// rows, once folded), a served call is not audited under a new head that would hide
+/// the cut: a row records the cut first, and `--verify` names it.
+#[test]
+fn served_calls_after_a_cut_trail_record_the_cut_first() {
+    use crate::serve_http::{AUTH, CT, raw, serve};
+    let t = Tai::new("audit-served-cut");
+    let server = serve(&t);
+    let listed = TempDir::new("audit-served-cut-dir");
+    std::fs::write(listed.path().join("marker-file.txt"), "x").unwrap();
+    let call = |name: &str| {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"_meta": meta, "name": name, "arguments": {"path": listed.path()}}});
+        let (status, _, out) = raw(
+            server.port,
+            "POST",
+            &[
+                CT,
+                AUTH,
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "list_dir"),
+            ],
+            &body.to_string(),
+        );
+        (status, out)
+    };
+    for _ in 0..3 {
+        let (status, out) = call("list_dir");
+        assert_eq!(status, 200, "{out}");
+        assert!(out.contains("marker-file.txt"), "{out}");
+    }
+    // Fold, then cut the newest two rows from the table, as someone with the file can.
+    t.run(&["vault", "audit"]).ok();
+    let conn = raw_without_triggers(&t);
+    let n: i64 = conn
+        .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
+        .unwrap();
+    conn.execute("DELETE FROM audit WHERE id > ?1", [n - 2])
+        .unwrap();
+    drop(conn);
+    let (_, out) = call("list_dir");
+    assert!(out.contains("marker-file.txt"), "{out}");
+    let listed = t
+        .run(&["vault", "audit", "--limit", "1000", "--json"])
+        .ok()
+        .to_string();
+    let rows: Vec<Value> = serde_json::from_str(&listed).unwrap();
+    let gap = rows
+        .iter()
+        .find(|r| r["kind"] == "audit-gap")
+        .unwrap_or_else(|| panic!("no row records the cut: {listed}"));
+    assert!(gap["detail"].as_str().unwrap().contains("removed"), "{gap}");
+    assert_eq!(
+        rows.last().unwrap()["subject"],
+        "list_dir",
+        "the call's own row follows"
+    );
+    let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
+    assert!(
+        err.contains(&format!("broken at row {}", gap["id"])),
+        "{err}"
+    );
+    drop(server);
+}
