@@ -875,30 +875,16 @@ fn consent_shows_what_an_env_file_sets() {
 /// and a reader sees the server's rows while it still runs.
 #[test]
 fn processes_appending_at_once_keep_one_intact_chain() {
-    use crate::serve_http::{AUTH, CT, raw, serve};
+    use crate::serve_http::{modern_call, serve};
     let t = Tai::new("audit-many");
     let server = serve(&t);
     let port = server.port;
     let listed = TempDir::new("audit-many-listed");
     let dir = listed.path().to_path_buf();
-    let calls = 60;
+    let calls: u64 = 60;
     let client = std::thread::spawn(move || {
-        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
         for i in 0..calls {
-            let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                "params": {"_meta": meta, "name": "list_dir", "arguments": {"path": dir}}});
-            let (status, _, out) = raw(
-                port,
-                "POST",
-                &[
-                    CT,
-                    AUTH,
-                    ("mcp-protocol-version", "2026-07-28"),
-                    ("mcp-method", "tools/call"),
-                    ("mcp-name", "list_dir"),
-                ],
-                &body.to_string(),
-            );
+            let (status, out) = modern_call(port, i, "list_dir", json!({"path": dir}));
             assert_eq!(status, 200, "{out}");
             assert!(out.contains("\"isError\":false"), "{out}");
         }
@@ -1037,27 +1023,13 @@ fn a_journal_lock_held_elsewhere_fails_in_time_and_ctrl_c_ends_the_wait() {
 /// the cut: a row records the cut first, and `--verify` names it.
 #[test]
 fn served_calls_after_a_cut_trail_record_the_cut_first() {
-    use crate::serve_http::{AUTH, CT, raw, serve};
+    use crate::serve_http::{modern_call, serve};
     let t = Tai::new("audit-served-cut");
     let server = serve(&t);
     let listed = TempDir::new("audit-served-cut-dir");
     std::fs::write(listed.path().join("marker-file.txt"), "x").unwrap();
     let call = |name: &str| {
-        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"_meta": meta, "name": name, "arguments": {"path": listed.path()}}});
-        let (status, _, out) = raw(
-            server.port,
-            "POST",
-            &[
-                CT,
-                AUTH,
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "list_dir"),
-            ],
-            &body.to_string(),
-        );
+        let (status, out) = modern_call(server.port, 1, name, json!({"path": listed.path()}));
         (status, out)
     };
     for _ in 0..3 {

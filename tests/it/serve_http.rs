@@ -84,6 +84,27 @@ pub(crate) fn raw(
 pub(crate) const AUTH: (&str, &str) = ("authorization", "Bearer test-key-0123456789");
 pub(crate) const CT: (&str, &str) = ("content-type", "application/json");
 
+/// One 2026-07-28 `tools/call` on its own connection (the `_meta` and the `Mcp-*`
+/// headers the era wants): (status, body).
+pub(crate) fn modern_call(port: u16, id: u64, tool: &str, arguments: Value) -> (u16, String) {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"_meta": meta, "name": tool, "arguments": arguments}});
+    let (status, _, out) = raw(
+        port,
+        "POST",
+        &[
+            CT,
+            AUTH,
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", tool),
+        ],
+        &body.to_string(),
+    );
+    (status, out)
+}
+
 fn code(body: &str) -> i64 {
     serde_json::from_str::<Value>(body)
         .ok()
