@@ -21,6 +21,17 @@ pub fn hex(data: &[u8]) -> String {
     s
 }
 
+/// The bytes `hex` wrote: `None` for an odd length or a character that is not hex.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// A random id of 16 bytes as 32 hex characters.
 pub fn id() -> std::io::Result<String> {
     Ok(hex(&bytes::<16>()?))
@@ -31,6 +42,11 @@ mod tests {
     #[test]
     fn hex_and_ids() {
         assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(super::unhex("000fa5FF"), Some(vec![0x00, 0x0f, 0xa5, 0xff]));
+        assert_eq!(super::unhex(""), Some(vec![]));
+        for bad in ["0", "0g", "+1", "éé", "abc"] {
+            assert_eq!(super::unhex(bad), None, "{bad}");
+        }
         let a = super::id().unwrap();
         let b = super::id().unwrap();
         assert_eq!(a.len(), 32);

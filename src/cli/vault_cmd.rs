@@ -104,6 +104,8 @@ fn audit_cmd(ctx: &mut Context, limit: Option<usize>, json: bool, verify: bool) 
                 keyed,
                 unkeyed_tail,
                 headless,
+                former_keyed,
+                unkeyed_inner,
             } => {
                 let mut text =
                     format!("audit trail intact: {rows} rows, chain and head verified\n");
@@ -114,6 +116,12 @@ fn audit_cmd(ctx: &mut Context, limit: Option<usize>, json: bool, verify: bool) 
                 }
                 if unkeyed_tail > 0 {
                     text.push_str(&format!("the newest {unkeyed_tail} rows were appended while the vault was locked: chained, not keyed\n"));
+                }
+                if unkeyed_inner > 0 {
+                    text.push_str(&format!("{unkeyed_inner} earlier rows were appended while the vault was locked (chained, not keyed); keyed rows follow them\n"));
+                }
+                if former_keyed > 0 {
+                    text.push_str(&format!("{former_keyed} rows are keyed with the key of a seal since removed (kept in the clear when it came off): they are checked against edits, not against a forger\n"));
                 }
                 if headless {
                     text.push_str("the trail has no authenticated head yet (written by an older tai): removal of its newest rows cannot be checked\n");

@@ -337,6 +337,12 @@ pub enum Verdict {
         unkeyed_tail: usize,
         /// No head yet: a trail written only by an older tai.
         headless: bool,
+        /// Rows keyed with a former seal's key (kept in the clear when the seal came
+        /// off): they verify against edits, as public rows do, not against a forger.
+        former_keyed: usize,
+        /// Rows a locked sealed vault appended that keyed rows followed: chained, not
+        /// keyed, before the tail.
+        unkeyed_inner: usize,
     },
     /// The first row that does not follow (edited, inserted, or after a removed row).
     BrokenAt(i64),
@@ -349,21 +355,45 @@ pub enum Verdict {
 /// Check a trail read in id order against its head. `sealed_key` is the sealed audit key
 /// when the seal is on (the caller has unlocked), `None` when the vault is not sealed.
 pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> Verdict {
+    verify_with(rows, head, sealed_key, &[])
+}
+
+/// `verify`, with the keys of former seals (`former`): a row keyed with one of them
+/// verifies (and is counted), as the trail of a vault unsealed since.
+pub fn verify_with(
+    rows: &[Row],
+    head: Option<&Head>,
+    sealed_key: Option<&[u8]>,
+    former: &[Vec<u8>],
+) -> Verdict {
     let mut prev = String::new();
     let mut seen_keyed = false;
+    let mut seen_sealed = false;
+    let (mut former_keyed, mut public_after_sealed) = (0, Vec::new());
     for (i, r) in rows.iter().enumerate() {
-        let expected = match r.chain {
-            CHAIN_LEGACY if !seen_keyed => chain_hash(&prev, r.id, r.time, &r.event),
-            CHAIN_PUBLIC => link(PUBLIC_KEY, r.chain, &prev, r.id, r.time, &r.event),
-            CHAIN_SEALED => match sealed_key {
-                Some(k) => link(k, r.chain, &prev, r.id, r.time, &r.event),
-                None => return Verdict::BrokenAt(r.id), // keyed rows in an unsealed vault
-            },
-            _ => return Verdict::BrokenAt(r.id),
+        let follows = match r.chain {
+            CHAIN_LEGACY if !seen_keyed => chain_hash(&prev, r.id, r.time, &r.event) == r.hash,
+            CHAIN_PUBLIC => link(PUBLIC_KEY, r.chain, &prev, r.id, r.time, &r.event) == r.hash,
+            CHAIN_SEALED => {
+                let keyed = |k: &[u8]| link(k, r.chain, &prev, r.id, r.time, &r.event) == r.hash;
+                if sealed_key.is_some_and(keyed) {
+                    true
+                } else if former.iter().any(|k| keyed(k)) {
+                    former_keyed += 1;
+                    true
+                } else {
+                    false // keyed with no key at hand: edited, or a seal's key lost
+                }
+            }
+            _ => false,
         };
-        if r.id != i as i64 + 1 || expected != r.hash {
+        if r.id != i as i64 + 1 || !follows {
             return Verdict::BrokenAt(r.id);
         }
+        if r.chain == CHAIN_PUBLIC && seen_sealed {
+            public_after_sealed.push(r.id);
+        }
+        seen_sealed |= r.chain == CHAIN_SEALED;
         // Rows before it were removed (the row says which): what the trail holds after
         // it follows, but it is not whole.
         if r.event.kind == GAP_KIND {
@@ -386,6 +416,8 @@ pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> V
                 keyed: false,
                 unkeyed_tail: tail,
                 headless: true,
+                former_keyed,
+                unkeyed_inner: 0,
             }
         } else {
             Verdict::BadHead("the chain's head is missing from the vault".into())
@@ -426,6 +458,11 @@ pub fn verify(rows: &[Row], head: Option<&Head>, sealed_key: Option<&[u8]>) -> V
         keyed: sealed_key.is_some(),
         unkeyed_tail: tail.len(),
         headless: false,
+        former_keyed,
+        unkeyed_inner: public_after_sealed
+            .iter()
+            .filter(|&&id| id <= head.count)
+            .count(),
     }
 }
 
@@ -656,6 +693,101 @@ mod tests {
         assert!(matches!(
             verify(&rows, Some(&head), None),
             Verdict::Intact { .. }
+        ));
+    }
+
+    /// Appends `chains` (chain, key) rows to `rows`, each linked to the last.
+    fn extend(rows: &mut Vec<Row>, chains: &[(i64, &[u8])]) -> String {
+        let mut prev = rows.last().map(|r| r.hash.clone()).unwrap_or_default();
+        for (chain, key) in chains {
+            let id = rows.len() as i64 + 1;
+            let event = Event::new("test", &format!("s{id}"), Outcome::Ok);
+            let hash = link(key, *chain, &prev, id, 3000 + id, &event);
+            prev.clone_from(&hash);
+            rows.push(Row {
+                id,
+                time: 3000 + id,
+                event,
+                hash,
+                chain: *chain,
+            });
+        }
+        prev
+    }
+
+    #[test]
+    fn a_former_seals_rows_verify_with_its_kept_key_and_are_counted() {
+        const OTHER: &[u8] = b"another seal's key, since removed";
+        // Sealed (KEY), unsealed (public), sealed again (OTHER), unsealed again.
+        let (mut rows, _) = trail(2, CHAIN_SEALED, KEY);
+        extend(&mut rows, &[(CHAIN_PUBLIC, PUBLIC_KEY)]);
+        extend(&mut rows, &[(CHAIN_SEALED, OTHER), (CHAIN_SEALED, OTHER)]);
+        let last = extend(&mut rows, &[(CHAIN_PUBLIC, PUBLIC_KEY)]);
+        let head = Head::new(PUBLIC_KEY, 6, &last);
+        let former = [KEY.to_vec(), OTHER.to_vec()];
+        assert!(matches!(
+            verify_with(&rows, Some(&head), None, &former),
+            Verdict::Intact {
+                rows: 6,
+                keyed: false,
+                former_keyed: 4,
+                ..
+            }
+        ));
+        // Without the kept keys the first sealed row cannot be checked: broken there.
+        assert_eq!(verify(&rows, Some(&head), None), Verdict::BrokenAt(1));
+        assert_eq!(
+            verify_with(&rows, Some(&head), None, &former[1..]),
+            Verdict::BrokenAt(1)
+        );
+        // A kept key does not make an edited row pass.
+        rows[3].event.subject = "edited".into();
+        assert_eq!(
+            verify_with(&rows, Some(&head), None, &former),
+            Verdict::BrokenAt(4)
+        );
+        // Sealed again, a former seal's rows verify beside the current key's.
+        let (mut rows, _) = trail(1, CHAIN_SEALED, OTHER);
+        let last = extend(&mut rows, &[(CHAIN_SEALED, KEY)]);
+        let head = Head::new(KEY, 2, &last);
+        assert!(matches!(
+            verify_with(&rows, Some(&head), Some(KEY), &[OTHER.to_vec()]),
+            Verdict::Intact {
+                keyed: true,
+                former_keyed: 1,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn rows_a_locked_vault_appended_before_keyed_ones_are_counted() {
+        let (mut rows, _) = trail(1, CHAIN_SEALED, KEY);
+        extend(
+            &mut rows,
+            &[(CHAIN_PUBLIC, PUBLIC_KEY), (CHAIN_PUBLIC, PUBLIC_KEY)],
+        );
+        let last = extend(&mut rows, &[(CHAIN_SEALED, KEY)]);
+        let head = Head::new(KEY, 4, &last);
+        assert!(matches!(
+            verify(&rows, Some(&head), Some(KEY)),
+            Verdict::Intact {
+                rows: 4,
+                unkeyed_inner: 2,
+                unkeyed_tail: 0,
+                ..
+            }
+        ));
+        // Public rows before the first sealed one (the vault not sealed yet) are not.
+        let (mut rows, _) = trail(2, CHAIN_PUBLIC, PUBLIC_KEY);
+        let last = extend(&mut rows, &[(CHAIN_SEALED, KEY)]);
+        let head = Head::new(KEY, 3, &last);
+        assert!(matches!(
+            verify(&rows, Some(&head), Some(KEY)),
+            Verdict::Intact {
+                unkeyed_inner: 0,
+                ..
+            }
         ));
     }
 

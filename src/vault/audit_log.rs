@@ -328,19 +328,63 @@ impl Store {
             None
         };
         let rows = self.audit_rows(None)?;
+        let former = self.former_audit_keys()?;
         let head = self
             .meta_text(AUDIT_HEAD)?
             .map(|t| audit::Head::decode(&t).ok_or(()));
         Ok(match head {
             Some(Err(())) => audit::Verdict::BadHead("the chain's head is malformed".into()),
-            Some(Ok(h)) => audit::verify(&rows, Some(&h), key.as_deref()),
-            None => audit::verify(&rows, None, key.as_deref()),
+            Some(Ok(h)) => audit::verify_with(&rows, Some(&h), key.as_deref(), &former),
+            None => audit::verify_with(&rows, None, key.as_deref(), &former),
         })
+    }
+
+    /// The chain keys of seals since removed (`unseal` keeps each in the clear: its rows
+    /// then verify as an unsealed vault's do, against edits, not a forger).
+    fn former_audit_keys(&self) -> Result<Vec<Vec<u8>>> {
+        let Some(text) = self.meta_text(FORMER_AUDIT_KEYS)? else {
+            return Ok(Vec::new());
+        };
+        let hex: Vec<String> = serde_json::from_str(&text).map_err(|e| {
+            Error::Invalid(format!("the vault's former audit keys do not parse ({e})"))
+        })?;
+        hex.iter()
+            .map(|h| {
+                crate::entropy::unhex(h).ok_or_else(|| {
+                    Error::Invalid("a former audit key of the vault is not hex".into())
+                })
+            })
+            .collect()
     }
 }
 
 /// The `meta` key of the audit chain's authenticated head.
 const AUDIT_HEAD: &str = "audit_head";
+/// The `meta` key of the former seals' chain keys (a JSON list of hex).
+const FORMER_AUDIT_KEYS: &str = "audit_former_keys";
+
+/// The seal comes off: its chain key is kept, in the clear, so the rows keyed with it
+/// still verify (as public rows do: against edits, not a forger).
+pub(super) fn keep_former_audit_key(tx: &rusqlite::Transaction<'_>, key: &[u8]) -> Result<()> {
+    let stored: Option<String> = tx
+        .query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            [FORMER_AUDIT_KEYS],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql("unsealing"))?;
+    let mut keys: Vec<String> = stored
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    keys.push(crate::entropy::hex(key));
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![FORMER_AUDIT_KEYS, serde_json::json!(keys).to_string()],
+    )
+    .map_err(sql("unsealing"))?;
+    Ok(())
+}
 
 fn write_audit_head(tx: &rusqlite::Transaction<'_>, head: &str) -> Result<()> {
     // An upsert, not INSERT OR REPLACE: the row is updated in place (same rowid), so the

@@ -168,6 +168,7 @@ impl Store {
             [],
         )
         .map_err(sql("unsealing"))?;
+        super::audit_log::keep_former_audit_key(&tx, key.audit_key())?;
         super::audit_log::rekey_audit_head(&tx, audit::PUBLIC_KEY)?;
         tx.commit().map_err(sql("unsealing"))?;
         drop(locked);

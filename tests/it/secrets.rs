@@ -1070,3 +1070,34 @@ fn served_calls_after_a_cut_trail_record_the_cut_first() {
     );
     drop(server);
 }
+
+/// The seal comes off (and goes on again with another passphrase): the rows keyed while
+/// it was on still verify, with the key `unseal` kept in the clear, and `--verify` says
+/// what they are checked against. Before, the first of them was reported as broken.
+#[test]
+fn the_trail_verifies_after_the_seal_comes_off_and_goes_on_again() {
+    let mut t = Tai::new("audit-unseal");
+    t.env("TAI_VAULT_PASSPHRASE", PASSPHRASE);
+    t.run(&["vault", "seal"]).ok();
+    trail(&t);
+    t.run(&["vault", "unseal"]).ok();
+    let ok = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(
+        ok.contains("intact") && ok.contains("seal since removed"),
+        "{ok}"
+    );
+    t.env("TAI_VAULT_PASSPHRASE", "another passphrase entirely");
+    t.run(&["vault", "seal"]).ok();
+    trail(&t);
+    let ok = t.run(&["vault", "audit", "--verify"]).ok().to_string();
+    assert!(
+        ok.contains("intact") && ok.contains("keyed with a key derived from the sealed key"),
+        "{ok}"
+    );
+    // The kept key is what verifies those rows: without it they are broken.
+    t.raw_db()
+        .execute("DELETE FROM meta WHERE key = 'audit_former_keys'", [])
+        .unwrap();
+    let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
+    assert!(err.contains("broken at row"), "{err}");
+}
