@@ -8,9 +8,10 @@
 //! before the worker makes itself undumpable, so it can neither read the job nor hold the
 //! reply open. The worker opens the vault, resolves the same profile and runs the call
 //! through the very same dispatcher and trust gate (`McpServer::handle`, entrance
-//! `Network`), then writes the JSON-RPC reply on stdout and exits; it dies with the server
-//! (`PR_SET_PDEATHSIG`). The loop polls the workers' sockets beside its connections and
-//! hands each finished reply to whoever waits for it.
+//! `Network`), then writes the JSON-RPC reply on stdout and exits; it ends with the server
+//! (`PR_SET_PDEATHSIG`, SIGTERM: the call stops as on a cancel). The loop polls the
+//! workers' sockets beside its connections and hands each finished reply to whoever
+//! waits for it.
 //!
 //! Each worker carries a deadline (the served turn's plus a margin); past it, or when the
 //! client that waits goes away, cancels, or its session is deleted, the worker and
@@ -359,12 +360,15 @@ impl<T> Running<T> {
 
 /// `tai --serve-worker`: read one job on stdin, run it, write the reply on stdout.
 pub fn run() -> i32 {
-    // The worker ends with its server: a killed server leaves no call running on its own.
-    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     // Ended by the server (cancelled, its client left, its session deleted): SIGTERM stops
     // the call as Ctrl-C would, so a `chat` turn stores its history and frees its
     // conversation's lease before the worker exits (SIGKILL follows after a grace).
     crate::sigint::install_with_term();
+    // The worker ends with its server: a killed server's death sends it the same SIGTERM,
+    // so the call stops, its command's processes are ended and what it detached (adopted
+    // by this worker) with them; no call goes on running on its own. (SIGKILL here would
+    // leave the call's own children behind: nobody would be left to end them.)
+    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
     let server = std::os::unix::process::parent_id();
     let mut input = Vec::new();
     let read = std::io::stdin()

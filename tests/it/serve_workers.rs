@@ -261,10 +261,12 @@ fn a_worker_whose_client_leaves_is_ended_with_what_it_started() {
     let s = serve(&t);
     let server = s.child.id();
     let mut c = Client::connect(s.port);
+    // A command with a child of its own and one detached from it.
+    let command = "setsid sleep 3334 >/dev/null 2>&1 </dev/null & sleep 3335";
     let (body, headers) = modern(
         1,
         "tools/call",
-        json!({"name": "shell", "arguments": {"command": "sleep 30"}}),
+        json!({"name": "shell", "arguments": {"command": command}}),
     );
     c.send(&body, &headers);
     let worker = wait_for_workers(server, 1)[0];
@@ -531,10 +533,12 @@ fn a_workers_job_cannot_be_reopened_through_proc_and_it_dies_with_its_server() {
     let mut s = serve(&t);
     let server = s.child.id();
     let mut c = Client::connect(s.port);
+    // A command with a child of its own and one detached from it.
+    let command = "setsid sleep 3334 >/dev/null 2>&1 </dev/null & sleep 3335";
     let (body, headers) = modern(
         1,
         "tools/call",
-        json!({"name": "shell", "arguments": {"command": "sleep 30"}}),
+        json!({"name": "shell", "arguments": {"command": command}}),
     );
     c.send(&body, &headers);
     let worker = wait_for_workers(server, 1)[0];
@@ -551,7 +555,16 @@ fn a_workers_job_cannot_be_reopened_through_proc_and_it_dies_with_its_server() {
             "{path} could be opened again: the job or the reply is reachable"
         );
     }
-    // The server is killed (no chance to end its workers): the worker goes with it.
+    // The command runs (both its processes), then the server is killed (no chance to
+    // end its workers): the worker goes with it.
+    let started = Instant::now();
+    while ["3334", "3335"]
+        .iter()
+        .any(|n| processes_running(&["sleep", n]).is_empty())
+    {
+        assert!(started.elapsed() < Duration::from_secs(10), "the command did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     s.child.kill().unwrap();
     s.child.wait().unwrap();
     let t0 = Instant::now();
@@ -564,6 +577,20 @@ fn a_workers_job_cannot_be_reopened_through_proc_and_it_dies_with_its_server() {
         crate::support::process_state(worker).is_none_or(|st| st == 'Z'),
         "the worker {worker} outlived its killed server"
     );
+    // And what its call started goes with it: the command and what it detached.
+    let left = |n: &str| processes_running(&["sleep", n]);
+    while ["3334", "3335"].iter().any(|n| !left(n).is_empty())
+        && t0.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for n in ["3334", "3335"] {
+        assert!(
+            left(n).is_empty(),
+            "`sleep {n}` outlived its killed server's worker: {:?}",
+            left(n)
+        );
+    }
 }
 
 #[test]
