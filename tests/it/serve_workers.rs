@@ -562,7 +562,10 @@ fn a_workers_job_cannot_be_reopened_through_proc_and_it_dies_with_its_server() {
         .iter()
         .any(|n| processes_running(&["sleep", n]).is_empty())
     {
-        assert!(started.elapsed() < Duration::from_secs(10), "the command did not start");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the command did not start"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     s.child.kill().unwrap();
