@@ -13,7 +13,7 @@ use crate::bridge::gate::{self, Ask, Entrance, Local};
 use crate::chat::{ChatClient, ToolCall};
 use crate::tools::select::ToolIndex;
 use crate::tools::{self, NativeTool, ToolContext, ToolDef, ToolOutput};
-use crate::vault::audit::{Event, Outcome, digest};
+use crate::vault::audit::{Event, Outcome};
 
 /// Where a turn's output goes.
 pub trait TurnUi {
@@ -280,7 +280,7 @@ impl<'a> Agent<'a> {
                     call.arguments.chars().take(200).collect::<String>()
                 ));
                 let _ = ctx.store.audit(Event {
-                    arg_digest: Some(digest(call.arguments.as_bytes())),
+                    arg_digest: Some(ctx.store.arg_digest(call.arguments.as_bytes())),
                     ..Event::new("tool-call", &call.name, Outcome::BadArguments)
                 });
                 return out;

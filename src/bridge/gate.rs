@@ -30,7 +30,7 @@ use crate::approval::ApprovalKey;
 use crate::mcp::caps::MCP_RESULT_MAX;
 use crate::mcp_servers::store::{self, pin_hash};
 use crate::tools::{self, Native, ToolContext, ToolDef, ToolOutput};
-use crate::vault::audit::{Event, Outcome, digest};
+use crate::vault::audit::{Event, Outcome};
 
 /// Who is asking. Policy differs only where the issue of trust differs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +103,9 @@ pub fn call(
     note: &mut dyn FnMut(&str),
 ) -> Passed {
     let started = Instant::now();
-    let arg_digest = digest(serde_json::to_string(&args).unwrap_or_default().as_bytes());
+    let arg_digest = ctx
+        .store
+        .arg_digest(serde_json::to_string(&args).unwrap_or_default().as_bytes());
     let shown_name = match ask {
         Ask::Named(n) => n.to_string(),
         Ask::Mcp { server, tool } => format!("{server}/{tool}"),

@@ -109,6 +109,16 @@ impl Store {
         Ok(id)
     }
 
+    /// The trail's short digest of a call's arguments (never the arguments themselves).
+    /// With the seal on and unlocked it is keyed with the chain's key, so someone holding
+    /// only the files cannot confirm a guessed argument (a short secret) against it.
+    pub fn arg_digest(&self, args: &[u8]) -> String {
+        match &self.key {
+            Some(k) => crate::entropy::hex(&audit::mac_bytes(k.audit_key(), &[b"args", args])[..8]),
+            None => audit::digest(args),
+        }
+    }
+
     /// Move the journal's rows into the table and the head into `meta`, then empty the
     /// journal: before anything reads the trail, and from time to time.
     pub fn audit_fold(&self) -> Result<()> {
@@ -1012,5 +1022,28 @@ mod tests {
         let why = records_a_gap(&mut s);
         assert!(why.contains("covers row 3 but its last row is 2"), "{why}");
         drop(b);
+    }
+
+    #[test]
+    fn an_argument_digest_is_keyed_while_the_seal_is_on() {
+        let mut s = Scratch::new();
+        let args = br#"{"pin":"1234"}"#;
+        let plain = s.store.arg_digest(args);
+        assert_eq!(plain, crate::vault::audit::digest(args));
+        s.store
+            .seal("pass phrase", crate::vault::seal::TEST_KDF)
+            .unwrap();
+        let keyed = s.store.arg_digest(args);
+        assert_eq!(keyed.len(), plain.len());
+        assert_ne!(
+            keyed, plain,
+            "a guess checked with plain SHA-256 must not match"
+        );
+        assert_eq!(
+            keyed,
+            s.store.arg_digest(args),
+            "the same arguments, the same digest"
+        );
+        assert_ne!(keyed, s.store.arg_digest(br#"{"pin":"1235"}"#));
     }
 }
