@@ -386,6 +386,16 @@ fn trail(t: &Tai) {
     }
 }
 
+/// Remove the newest `n` rows of the audit table, as someone holding the file can.
+fn cut_newest_table_rows(t: &Tai, n: i64) {
+    let conn = raw_without_triggers(t);
+    let last: i64 = conn
+        .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
+        .unwrap();
+    conn.execute("DELETE FROM audit WHERE id > ?1", [last - n])
+        .unwrap();
+}
+
 /// Bypass the append-only triggers, as someone holding the file can.
 fn raw_without_triggers(t: &Tai) -> rusqlite::Connection {
     let conn = t.raw_db();
@@ -412,13 +422,7 @@ fn verify_detects_removed_newest_rows_and_edits() {
             );
         }
         // the newest rows removed
-        let conn = raw_without_triggers(&t);
-        let n: i64 = conn
-            .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
-            .unwrap();
-        conn.execute("DELETE FROM audit WHERE id > ?1", [n - 2])
-            .unwrap();
-        drop(conn);
+        cut_newest_table_rows(&t, 2);
         let err = t.run(&["vault", "audit", "--verify"]).fails(1).to_string();
         assert!(err.contains("truncated"), "sealed {sealed}: {err}");
 
@@ -1039,13 +1043,7 @@ fn served_calls_after_a_cut_trail_record_the_cut_first() {
     }
     // Fold, then cut the newest two rows from the table, as someone with the file can.
     t.run(&["vault", "audit"]).ok();
-    let conn = raw_without_triggers(&t);
-    let n: i64 = conn
-        .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
-        .unwrap();
-    conn.execute("DELETE FROM audit WHERE id > ?1", [n - 2])
-        .unwrap();
-    drop(conn);
+    cut_newest_table_rows(&t, 2);
     let (_, out) = call("list_dir");
     assert!(out.contains("marker-file.txt"), "{out}");
     let listed = t
