@@ -1,6 +1,7 @@
 //! Impatient users and children that misbehave: Ctrl-C during a tool call (a hung bridged
 //! MCP call, a `shell` command) returns to the REPL prompt, tells the server and is
-//! audited; a second Ctrl-C quits; `tai -p` interrupted exits 130; nothing a server left
+//! audited; a second Ctrl-C quits; `tai -p` interrupted exits 130 (also while it waits for
+//! the audit journal's lock); nothing a server left
 //! behind (even in its own session) outlives tai.
 
 use std::time::{Duration, Instant};
@@ -398,4 +399,58 @@ fn ctrl_c_during_a_hung_http_call() {
     let out = child.wait_with_output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     assert_eq!(out.status.code(), Some(130), "{out:?}");
+}
+
+/// Ctrl-C ends a wait for the audit journal's lock (another tai process holding it):
+/// `tai -p` whose call waits to append its row exits 130 at once, not after the vault's
+/// busy timeout, and the result of the call it could not audit is not shown.
+#[test]
+fn ctrl_c_ends_a_wait_for_the_audit_journals_lock() {
+    use nix::fcntl::{Flock, FlockArg};
+    let dir = TempDir::new("int-journal");
+    let listed = TempDir::new("int-journal-listed");
+    std::fs::write(listed.path().join("never-shown.txt"), "x").unwrap();
+    let model = ModelStub::start(
+        dir.path(),
+        json!([call("list_dir", json!({"path": listed.path()})), {"text": "done"}]),
+    );
+    let mut t = Tai::new("int-journal-run");
+    t.env("TAI_BASE_URL", &model.url)
+        .env("TAI_MODEL", "stub-model");
+    t.run(&["vault", "audit"]).ok(); // the vault and its journal exist
+    let journal = format!("{}-audit", t.vault_path().display());
+    let held = Flock::lock(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&journal)
+            .unwrap(),
+        FlockArg::LockExclusiveNonblock,
+    )
+    .map_err(|(_, e)| e)
+    .unwrap();
+    let child = t
+        .cmd(&["--yolo", "-p", "list it"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    model.wait_for_requests(1);
+    std::thread::sleep(Duration::from_millis(700));
+    let t0 = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let waited = t0.elapsed();
+    drop(held);
+    // The vault's busy timeout is 5 s: the wait ended on Ctrl-C, well before it.
+    assert!(waited < Duration::from_secs(2), "{waited:?}: {out:?}");
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("never-shown"),
+        "{out:?}"
+    );
 }
