@@ -1,8 +1,8 @@
 //! Impatient users and children that misbehave: Ctrl-C during a tool call (a hung bridged
 //! MCP call, a `shell` command) returns to the REPL prompt, tells the server and is
-//! audited; a second Ctrl-C quits; `tai -p` interrupted exits 130 (also while it waits for
-//! the audit journal's lock); nothing a server left
-//! behind (even in its own session) outlives tai.
+//! audited; a second Ctrl-C quits; `tai -p` interrupted exits 130 (also while it waits
+//! for the audit journal's lock); nothing a server left behind (even in its own session)
+//! outlives tai.
 
 use std::time::{Duration, Instant};
 
