@@ -108,23 +108,38 @@ struct Conn {
 
 /// Make room for a connection from `peer`: over the per-peer cap, over the share of
 /// unadmitted connections, or over the total, the oldest unadmitted connection (of that
-/// peer first) is dropped — only one that has had a poll round to send its head, so a
-/// flood of new connections cannot push out a client before it was read. `false` when
-/// no room can be made.
-fn make_room(conns: &mut Vec<Conn>, peer: IpAddr, l: &Limits, round: u64) -> bool {
-    let evict = |conns: &mut Vec<Conn>, only: Option<IpAddr>| -> bool {
-        let oldest = conns
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| !c.ex.admitted && c.round < round && only.is_none_or(|p| c.peer == p))
-            .min_by_key(|(_, c)| c.accepted)
-            .map(|(i, _)| i);
-        match oldest {
-            Some(i) => {
+/// peer first) is dropped — only one that has had a poll round to send its head, and only
+/// after a last read (`last_read`) found it still unadmitted, so a flood of new
+/// connections cannot push out a client before it was read. `false` when no room can be
+/// made.
+fn make_room(
+    conns: &mut Vec<Conn>,
+    peer: IpAddr,
+    l: &Limits,
+    round: u64,
+    last_read: &mut dyn FnMut(&mut Conn) -> bool,
+) -> bool {
+    let mut evict = |conns: &mut Vec<Conn>, only: Option<IpAddr>| -> bool {
+        loop {
+            let oldest = conns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    !c.ex.admitted && c.round < round && only.is_none_or(|p| c.peer == p)
+                })
+                .min_by_key(|(_, c)| c.accepted)
+                .map(|(i, _)| i);
+            let Some(i) = oldest else {
+                return false;
+            };
+            // A last read first: a client whose head arrived after its last poll round is
+            // admitted now, not dropped for a flood's newer connection. (One admitted stays,
+            // even if the read found it closed: the loop ends it as any other.)
+            let _ = last_read(&mut conns[i]);
+            if !conns[i].ex.admitted {
                 conns.remove(i);
-                true
+                return true;
             }
-            None => false,
         }
     };
     if conns.iter().filter(|c| c.peer == peer).count() >= l.per_peer && !evict(conns, Some(peer)) {
@@ -263,7 +278,8 @@ pub fn serve(
                 let Ok((stream, addr)) = listener.accept() else {
                     break;
                 };
-                if !make_room(&mut conns, addr.ip(), &limits, round) {
+                let mut last_read = |c: &mut Conn| pump(c, endpoint, &mut buf);
+                if !make_room(&mut conns, addr.ip(), &limits, round, &mut last_read) {
                     let mut s = stream;
                     let _ = s.write_all(&status_only(503, "Service Unavailable"));
                     continue;
