@@ -194,6 +194,32 @@ fn shell_sleep_pids() -> Vec<u32> {
 }
 
 /// `tai -p` interrupted during a `shell` command exits 130, promptly.
+/// `tai --yolo -p PROMPT`, sent SIGINT `settle` after the model's first request: its
+/// output and how long it took to end after the signal.
+fn interrupt_prompt(
+    t: &Tai,
+    model: &ModelStub,
+    prompt: &str,
+    settle: Duration,
+) -> (std::process::Output, Duration) {
+    let child = t
+        .cmd(&["--yolo", "-p", prompt])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    model.wait_for_requests(1);
+    std::thread::sleep(settle);
+    let t0 = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out, t0.elapsed())
+}
+
 #[test]
 fn an_interrupted_prompt_exits_130() {
     let dir = TempDir::new("int-p");
@@ -204,22 +230,8 @@ fn an_interrupted_prompt_exits_130() {
     let mut t = Tai::new("int-p-run");
     t.env("TAI_BASE_URL", &model.url)
         .env("TAI_MODEL", "stub-model");
-    let child = t
-        .cmd(&["--yolo", "-p", "sleep a while"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    model.wait_for_requests(1);
-    std::thread::sleep(Duration::from_millis(500));
-    let t0 = Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    let (out, waited) = interrupt_prompt(&t, &model, "sleep a while", Duration::from_millis(500));
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
 }
@@ -429,22 +441,7 @@ fn ctrl_c_ends_a_wait_for_the_audit_journals_lock() {
     )
     .map_err(|(_, e)| e)
     .unwrap();
-    let child = t
-        .cmd(&["--yolo", "-p", "list it"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    model.wait_for_requests(1);
-    std::thread::sleep(Duration::from_millis(700));
-    let t0 = Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let waited = t0.elapsed();
+    let (out, waited) = interrupt_prompt(&t, &model, "list it", Duration::from_millis(700));
     drop(held);
     // The vault's busy timeout is 5 s: the wait ended on Ctrl-C, well before it.
     assert!(waited < Duration::from_secs(2), "{waited:?}: {out:?}");
