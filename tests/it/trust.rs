@@ -972,3 +972,49 @@ fn serve_tools_bounds_the_served_chat_agent() {
         audit(&t)
     );
 }
+
+/// No audit row, no result, from every entrance: with the audit journal unwritable (here
+/// a damaged line in it), `tai mcp call`, the served stdio surface and served HTTP each
+/// withhold the call's result and say why. (The model's entrance: `failures_close`.)
+#[test]
+fn an_unwritable_audit_trail_withholds_results_at_every_entrance() {
+    let t = with_stub("trust-no-audit", &[]);
+    let private = TempDir::new("trust-no-audit-file");
+    let file = private.path().join("private.txt");
+    std::fs::write(&file, "CONTENT-THAT-MUST-NOT-LEAK").unwrap();
+    let journal = format!("{}-audit", t.vault_path().display());
+    std::fs::write(&journal, "the disk is full\n").unwrap();
+    let withheld = |text: &str, entrance: &str| {
+        assert!(
+            text.contains("audit row could not be written") && !text.contains("CONTENT-THAT"),
+            "{entrance}: {text}"
+        );
+    };
+
+    // The command line.
+    let run = t.run(&[
+        "--yolo",
+        "mcp",
+        "call",
+        "stub",
+        "echo",
+        r#"{"text":"CONTENT-THAT-MUST-NOT-LEAK"}"#,
+    ]);
+    withheld(&format!("{}{}", run.stdout, run.stderr), "tai mcp call");
+
+    // Served stdio.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
+    let read = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": file}}});
+    let out = t
+        .run_stdin(&["--serve-mcp-stdio"], &format!("{init}\n{read}\n"))
+        .ok()
+        .to_string();
+    withheld(&out, "served stdio");
+
+    // Served HTTP.
+    let server = crate::serve_http::serve(&t);
+    let (status, out) =
+        crate::serve_http::modern_call(server.port, 3, "read_file", json!({"path": file}));
+    assert_eq!(status, 200, "{out}");
+    withheld(&out, "served HTTP");
+}
